@@ -1,0 +1,124 @@
+import { randomBytes } from "node:crypto";
+import forge from "node-forge";
+
+/** A certificate and its private key, both PEM-encoded. */
+export interface KeyPair {
+  certPem: string;
+  keyPem: string;
+}
+
+export type CertificateUsage = "server" | "client" | "server-and-client";
+
+export interface CertificateRequest {
+  commonName: string;
+  /** X.509 organisations; Kubernetes reads them as the groups of a client certificate. */
+  organizations?: string[];
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  usage: CertificateUsage;
+  notBefore: Date;
+  validForMs: number;
+}
+
+export interface AuthorityRequest {
+  commonName: string;
+  notBefore: Date;
+  validForMs: number;
+}
+
+/** Injected so tests can make serial numbers and keys deterministic or cheap. */
+export interface PkiDeps {
+  randomSerial: () => string;
+  keyBits: number;
+}
+
+const defaultDeps: PkiDeps = {
+  // A positive 128-bit serial: clear the top bit so DER does not read it as negative.
+  randomSerial: () => {
+    const bytes = randomBytes(16);
+    bytes[0] = (bytes[0] ?? 0) & 0x7f;
+    return bytes.toString("hex");
+  },
+  keyBits: 2048,
+};
+
+// Clock skew between replicas and the API server must not make a fresh certificate "not yet valid".
+const backdateMs = 5 * 60 * 1000;
+
+export function createCertificateAuthority(req: AuthorityRequest, deps: PkiDeps = defaultDeps): KeyPair {
+  const keys = forge.pki.rsa.generateKeyPair({ bits: deps.keyBits });
+  const cert = baseCertificate(keys.publicKey, req.commonName, req.notBefore, req.validForMs, deps);
+  cert.setIssuer(cert.subject.attributes);
+  cert.setExtensions([
+    { name: "basicConstraints", cA: true, critical: true },
+    { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    { name: "subjectKeyIdentifier" },
+  ]);
+  cert.sign(keys.privateKey, forge.md.sha256.create());
+  return toPem(cert, keys.privateKey);
+}
+
+export function issueCertificate(ca: KeyPair, req: CertificateRequest, deps: PkiDeps = defaultDeps): KeyPair {
+  const caCert = forge.pki.certificateFromPem(ca.certPem);
+  const caKey = forge.pki.privateKeyFromPem(ca.keyPem);
+  const keys = forge.pki.rsa.generateKeyPair({ bits: deps.keyBits });
+  const cert = baseCertificate(keys.publicKey, req.commonName, req.notBefore, req.validForMs, deps);
+  if (req.organizations?.length) {
+    cert.setSubject([
+      ...req.organizations.map((value) => ({ shortName: "O", value })),
+      { shortName: "CN", value: req.commonName },
+    ]);
+  }
+  cert.setIssuer(caCert.subject.attributes);
+  cert.setExtensions([
+    { name: "basicConstraints", cA: false },
+    { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
+    extendedKeyUsage(req.usage),
+    ...subjectAltNames(req),
+    { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  cert.sign(caKey, forge.md.sha256.create());
+  return toPem(cert, keys.privateKey);
+}
+
+/** Validity window of a PEM certificate, for renewal decisions. */
+export function certificateValidity(certPem: string): { notBefore: Date; notAfter: Date } {
+  const cert = forge.pki.certificateFromPem(certPem);
+  return { notBefore: cert.validity.notBefore, notAfter: cert.validity.notAfter };
+}
+
+function baseCertificate(
+  publicKey: forge.pki.rsa.PublicKey,
+  commonName: string,
+  notBefore: Date,
+  validForMs: number,
+  deps: PkiDeps,
+): forge.pki.Certificate {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = publicKey;
+  cert.serialNumber = deps.randomSerial();
+  cert.validity.notBefore = new Date(notBefore.getTime() - backdateMs);
+  cert.validity.notAfter = new Date(notBefore.getTime() + validForMs);
+  cert.setSubject([{ shortName: "CN", value: commonName }]);
+  return cert;
+}
+
+function extendedKeyUsage(usage: CertificateUsage) {
+  return {
+    name: "extKeyUsage",
+    serverAuth: usage !== "client",
+    clientAuth: usage !== "server",
+  };
+}
+
+function subjectAltNames(req: CertificateRequest) {
+  const names = [
+    ...(req.dnsNames ?? []).map((value) => ({ type: 2, value })),
+    ...(req.ipAddresses ?? []).map((ip) => ({ type: 7, ip })),
+  ];
+  return names.length ? [{ name: "subjectAltName", altNames: names }] : [];
+}
+
+function toPem(cert: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey): KeyPair {
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(key) };
+}

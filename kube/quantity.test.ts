@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { formatMebibytes, formatMillicores, parseQuantity } from "./quantity.ts";
+
+describe("parseQuantity", () => {
+  it.each([
+    ["250m", 0.25],
+    ["1", 1],
+    ["1.5", 1.5],
+    ["100n", 1e-7],
+    ["5u", 5e-6],
+    ["128Mi", 128 * 2 ** 20],
+    ["1Gi", 2 ** 30],
+    ["2k", 2000],
+    ["1e3", 1000],
+    ["1.5E-3", 0.0015],
+    [".5", 0.5],
+    [3, 3],
+  ])("reads %s as %d", (input, want) => {
+    expect(parseQuantity(input)).toBeCloseTo(want, 12);
+  });
+
+  it.each(["", "abc", "1Xi", "12 Mi", "m"])(
+    "rejects %j with a message that shows valid examples",
+    (input) => {
+      expect(() => parseQuantity(input)).toThrow(/not a Kubernetes quantity.*250m/);
+    },
+  );
+});
+
+describe("formatting", () => {
+  it("writes cores as millicores", () => expect(formatMillicores(0.2504)).toBe("250m"));
+  it("writes bytes as mebibytes", () => expect(formatMebibytes(64 * 2 ** 20)).toBe("64Mi"));
+});

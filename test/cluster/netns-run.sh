@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs a command inside fresh network, PID and mount namespaces: loopback up and the whole test range
+# 198.18.0.0/15 routed locally, so pod IPs handed out by kwok are addresses a process here can listen on.
+# When the command ends (or this script is killed) the PID namespace ends and the kernel kills every
+# process left in it: nothing outlives a run.
+set -euo pipefail
+if [[ "${NAPWAKE_IN_NETNS:-}" != "1" ]]; then
+  exec unshare --net --pid --mount --fork --mount-proc --kill-child=SIGTERM \
+    env NAPWAKE_IN_NETNS=1 "$0" "$@"
+fi
+ip link set lo up
+ip route add local 198.18.0.0/15 dev lo
+# We are PID 1 here: signals without a handler are ignored, so forward them to the command.
+"$@" &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
+set +e
+wait "$child"
+status=$?
+# wait returns early when a trapped signal arrives; wait again for the real exit status.
+while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done
+exit "$status"
