@@ -1,0 +1,17 @@
+// Plain-text tables for the benchmark output.
+
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)),
+  );
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 ? `${"-".repeat(w + 1)}-` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+  return [line(headers), rule, ...rows.map(line)].join("\n");
+}
+
+export function percentChange(value: number, baseline: number): string {
+  if (baseline === 0) return value === 0 ? "0%" : "n/a";
+  const change = ((value - baseline) / baseline) * 100;
+  return `${change > 0 ? "+" : ""}${change.toFixed(0)}%`;
+}

@@ -1,0 +1,258 @@
+// Seeded generator of realistic activity: users arrive in sessions during office hours, fewer on
+// weekends, none on holidays; a nightly job, random bursts, telemetry gaps, and a change of pattern
+// half way. Pure: the same profile always gives the same trace.
+
+import { type Interval, SLOT_MS } from "../../forecast/index.ts";
+import { normal, poisson, type Random, seededRandom } from "../../forecast/prng.ts";
+import type { Trace } from "./trace.ts";
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+/** Working-day pattern; hours are UTC hours of day. */
+export type OfficePattern = {
+  workStartHour: number;
+  workEndHour: number;
+  /** Sessions per hour at the plateau. */
+  peakSessionsPerHour: number;
+  /** Factor applied 12:00-13:00. */
+  lunchFactor: number;
+  /** Sessions per hour in the evening tail (until 21:00). */
+  eveningSessionsPerHour: number;
+  /** Day-to-day spread of the start of the working day, in minutes (standard deviation). */
+  startJitterMinutes: number;
+  /** Sessions spread over the whole of a Saturday or Sunday. */
+  weekendSessionsPerDay: number;
+  /** Hour of a daily scheduled job (a few requests), or null. */
+  nightlyJobHour: number | null;
+  /** Extra scheduled job hours on working days only (e.g. a report), may be empty. */
+  weekdayJobHours: number[];
+};
+
+export type TraceProfile = {
+  name: string;
+  description: string;
+  seed: number;
+  days: number;
+  /** Must be a Monday 00:00 UTC so weekdays line up. */
+  startMs: number;
+  before: OfficePattern;
+  /** Pattern from `changeAtDay` on. */
+  after: OfficePattern;
+  changeAtDay: number;
+  /** Day indices (from start) that are public holidays: no office activity. */
+  holidays: number[];
+  /** Unscheduled bursts (a load test, a batch import) per week. */
+  burstsPerWeek: number;
+  telemetryGaps: number;
+  telemetryGapHours: number;
+  /** Mean requests per session (geometric). */
+  requestsPerSession: number;
+};
+
+export function generateTrace(profile: TraceProfile): Trace {
+  const random = seededRandom(profile.seed);
+  const requests: number[] = [];
+  for (let day = 0; day < profile.days; day++) {
+    const pattern = day < profile.changeAtDay ? profile.before : profile.after;
+    const dayStartMs = profile.startMs + day * DAY_MS;
+    const weekday = day % 7 < 5;
+    const holiday = profile.holidays.includes(day);
+    addScheduledJobs(requests, random, dayStartMs, pattern, weekday && !holiday);
+    if (weekday && !holiday) addOfficeDay(requests, random, dayStartMs, pattern, profile.requestsPerSession);
+    if (!weekday) addSparseSessions(requests, random, dayStartMs, pattern.weekendSessionsPerDay, profile);
+  }
+  addBursts(requests, random, profile);
+  requests.sort((a, b) => a - b);
+  const endMs = profile.startMs + profile.days * DAY_MS;
+  return {
+    name: profile.name,
+    description: profile.description,
+    startMs: profile.startMs,
+    endMs,
+    requestsMs: requests.filter((t) => t >= profile.startMs && t < endMs),
+    telemetryGaps: gapsFor(random, profile),
+  };
+}
+
+/** Session arrival rate (per hour) at `hour` on a working day whose start is shifted by `shiftHours`. */
+function officeRate(pattern: OfficePattern, hour: number, shiftHours: number): number {
+  const start = pattern.workStartHour + shiftHours;
+  const end = pattern.workEndHour;
+  if (hour < start - 0.5 || hour >= 21) return 0;
+  if (hour < start) return pattern.peakSessionsPerHour * 0.3;
+  if (hour >= end) return pattern.eveningSessionsPerHour;
+  const rampUp = Math.min(1, (hour - start + 0.25) / 1);
+  const rampDown = Math.min(1, (end - hour) / 1);
+  const lunch = hour >= 12 && hour < 13 ? pattern.lunchFactor : 1;
+  return pattern.peakSessionsPerHour * Math.min(rampUp, rampDown) * lunch;
+}
+
+function addOfficeDay(
+  requests: number[],
+  random: Random,
+  dayStartMs: number,
+  pattern: OfficePattern,
+  requestsPerSession: number,
+) {
+  const shiftHours = (normal(random) * pattern.startJitterMinutes) / 60;
+  for (let minute = 0; minute < 24 * 60; minute++) {
+    const sessions = poisson(random, officeRate(pattern, minute / 60, shiftHours) / 60);
+    for (let s = 0; s < sessions; s++) {
+      addSession(requests, random, dayStartMs + minute * MINUTE_MS, requestsPerSession);
+    }
+  }
+}
+
+function addSparseSessions(
+  requests: number[],
+  random: Random,
+  dayStartMs: number,
+  sessionsPerDay: number,
+  profile: TraceProfile,
+) {
+  const sessions = poisson(random, sessionsPerDay);
+  for (let s = 0; s < sessions; s++) {
+    // Weekend use is spread over the waking hours, 09:00 to 22:00.
+    const atMs = dayStartMs + (9 + random() * 13) * HOUR_MS;
+    addSession(requests, random, atMs, profile.requestsPerSession);
+  }
+}
+
+/** A session: a geometric number of requests spread over up to 20 minutes. */
+function addSession(requests: number[], random: Random, startMs: number, meanRequests: number) {
+  const count = 1 + Math.floor(Math.log(Math.max(random(), Number.EPSILON)) / Math.log(1 - 1 / meanRequests));
+  const spanMs = (1 + random() * 19) * MINUTE_MS;
+  for (let i = 0; i < count; i++) requests.push(startMs + random() * spanMs);
+}
+
+function addScheduledJobs(
+  requests: number[],
+  random: Random,
+  dayStartMs: number,
+  pattern: OfficePattern,
+  workingDay: boolean,
+) {
+  const hours = [...(pattern.nightlyJobHour === null ? [] : [pattern.nightlyJobHour])];
+  if (workingDay) hours.push(...pattern.weekdayJobHours);
+  for (const hour of hours) {
+    const startMs = dayStartMs + hour * HOUR_MS + random() * 3 * MINUTE_MS;
+    for (let i = 0; i < 8; i++) requests.push(startMs + random() * 2 * MINUTE_MS);
+  }
+}
+
+function addBursts(requests: number[], random: Random, profile: TraceProfile) {
+  const count = poisson(random, (profile.burstsPerWeek * profile.days) / 7);
+  for (let b = 0; b < count; b++) {
+    const startMs = profile.startMs + random() * profile.days * DAY_MS;
+    for (let i = 0; i < 40; i++) requests.push(startMs + random() * 5 * MINUTE_MS);
+  }
+}
+
+function gapsFor(random: Random, profile: TraceProfile): Interval[] {
+  const gaps: Interval[] = [];
+  for (let g = 0; g < profile.telemetryGaps; g++) {
+    const fromSlot = Math.floor((random() * profile.days * DAY_MS) / SLOT_MS);
+    const fromMs = profile.startMs + fromSlot * SLOT_MS;
+    gaps.push({ fromMs, toMs: fromMs + profile.telemetryGapHours * HOUR_MS });
+  }
+  return gaps;
+}
+
+const MONDAY_2024_01_01 = Date.UTC(2024, 0, 1);
+
+const OFFICE: OfficePattern = {
+  workStartHour: 8,
+  workEndHour: 18,
+  peakSessionsPerHour: 6,
+  lunchFactor: 0.5,
+  eveningSessionsPerHour: 0.4,
+  startJitterMinutes: 15,
+  weekendSessionsPerDay: 1,
+  nightlyJobHour: 2,
+  weekdayJobHours: [],
+};
+
+/** The traces the replay benchmark uses; seeds are fixed and were not chosen for the results. */
+export const SYNTHETIC_PROFILES: readonly TraceProfile[] = [
+  {
+    name: "office-app",
+    description: "internal app, office hours 08-18 with a 02:00 nightly job; from day 28 hours move to 06-15",
+    seed: 1,
+    days: 56,
+    startMs: MONDAY_2024_01_01,
+    before: OFFICE,
+    after: { ...OFFICE, workStartHour: 6, workEndHour: 15, nightlyJobHour: 4 },
+    changeAtDay: 28,
+    holidays: [15, 39],
+    burstsPerWeek: 1,
+    telemetryGaps: 2,
+    telemetryGapHours: 6,
+    requestsPerSession: 5,
+  },
+  {
+    name: "dev-sandbox",
+    description:
+      "sparse developer use 09-17 (1.5 sessions/h), irregular weekends; from day 21 use doubles, 10-19",
+    seed: 2,
+    days: 42,
+    startMs: MONDAY_2024_01_01,
+    before: {
+      ...OFFICE,
+      workStartHour: 9,
+      workEndHour: 17,
+      peakSessionsPerHour: 1.5,
+      eveningSessionsPerHour: 0.2,
+      startJitterMinutes: 30,
+      weekendSessionsPerDay: 0.5,
+      nightlyJobHour: null,
+    },
+    after: {
+      ...OFFICE,
+      workStartHour: 10,
+      workEndHour: 19,
+      peakSessionsPerHour: 3,
+      eveningSessionsPerHour: 0.2,
+      startJitterMinutes: 30,
+      weekendSessionsPerDay: 0.5,
+      nightlyJobHour: null,
+    },
+    changeAtDay: 21,
+    holidays: [10],
+    burstsPerWeek: 0.5,
+    telemetryGaps: 1,
+    telemetryGapHours: 12,
+    requestsPerSession: 4,
+  },
+  {
+    name: "reporting-jobs",
+    description:
+      "scheduled jobs 01:00 daily, 07:00 and 13:00 on working days, light office use; 01:00 job moves to 03:00 at day 28",
+    seed: 3,
+    days: 56,
+    startMs: MONDAY_2024_01_01,
+    before: {
+      ...OFFICE,
+      peakSessionsPerHour: 0.8,
+      eveningSessionsPerHour: 0,
+      weekendSessionsPerDay: 0.2,
+      nightlyJobHour: 1,
+      weekdayJobHours: [7, 13],
+    },
+    after: {
+      ...OFFICE,
+      peakSessionsPerHour: 0.8,
+      eveningSessionsPerHour: 0,
+      weekendSessionsPerDay: 0.2,
+      nightlyJobHour: 3,
+      weekdayJobHours: [7, 13],
+    },
+    changeAtDay: 28,
+    holidays: [22],
+    burstsPerWeek: 0.5,
+    telemetryGaps: 2,
+    telemetryGapHours: 3,
+    requestsPerSession: 3,
+  },
+];

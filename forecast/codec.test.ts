@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { decodeEngine, encodeEngine, MAX_STATE_BYTES } from "./codec.ts";
+import { forecastConfig } from "./config.ts";
+import { createEngine, observeAll } from "./engine.ts";
+import { forecastSlots } from "./forecast.ts";
+import { officeSeries } from "./testing.ts";
+
+const config = forecastConfig();
+const trained = observeAll(createEngine(config), officeSeries(21, 11), config).engine;
+
+function encoded(): string {
+  const result = encodeEngine(trained);
+  if (!result.ok) throw new Error(result.error.message);
+  return result.value;
+}
+
+describe("engine state serialisation", () => {
+  it("stays under 8 KiB with the weekly season and a full history", () => {
+    expect(trained.model?.seasonality).toBe("daily+weekly");
+    expect(encoded().length).toBeLessThanOrEqual(MAX_STATE_BYTES);
+  });
+
+  it("round-trips phase, history and forecasts", () => {
+    const decoded = decodeEngine(encoded(), config);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    const restored = decoded.value;
+    expect(restored.phase).toBe(trained.phase);
+    expect(restored.nextSlot).toBe(trained.nextSlot);
+    expect(restored.accuracy).toEqual(trained.accuracy);
+    const before = forecastSlots(trained, trained.nextSlot ?? 0, 96, config);
+    const after = forecastSlots(restored, restored.nextSlot ?? 0, 96, config);
+    after.forEach((point, i) => {
+      expect(point.mean).toBeCloseTo(before[i]?.mean ?? Number.NaN, 2);
+    });
+  });
+
+  it("round-trips a fresh engine", () => {
+    const fresh = encodeEngine(createEngine(config));
+    expect(fresh.ok && decodeEngine(fresh.value, config)).toMatchObject({
+      ok: true,
+      value: { phase: "learning" },
+    });
+  });
+
+  it("reads a hand-written version 1 state (older states stay readable)", () => {
+    const v1 = {
+      v: 1,
+      ph: "learning",
+      rc: "insufficient-history",
+      rm: "fewer than 3 days of activity history",
+      fs: 100,
+      ns: 101,
+      lr: null,
+      ar: 0,
+      acc: [0, 0, 0, 0],
+      h: Buffer.alloc(14 * 96 * 2, 0xff).toString("base64"),
+      hs: 1,
+      m: null,
+    };
+    const decoded = decodeEngine(JSON.stringify(v1), config);
+    expect(decoded).toMatchObject({ ok: true, value: { phase: "learning", firstSlot: 100, nextSlot: 101 } });
+  });
+
+  const mutate = (change: (wire: Record<string, unknown>) => void) => {
+    const wire = JSON.parse(encoded()) as Record<string, unknown>;
+    change(wire);
+    return JSON.stringify(wire);
+  };
+
+  it.each([
+    { name: "not JSON", text: () => "{not json", code: "malformed" },
+    { name: "a JSON array", text: () => "[1,2]", code: "malformed" },
+    {
+      name: "an unknown version",
+      text: () =>
+        mutate((w) => {
+          w.v = 99;
+        }),
+      code: "unsupported-version",
+    },
+    {
+      name: "an unknown phase",
+      text: () =>
+        mutate((w) => {
+          w.ph = "sleepy";
+        }),
+      code: "invalid",
+    },
+    {
+      name: "a truncated history",
+      text: () =>
+        mutate((w) => {
+          w.h = "AAAA";
+        }),
+      code: "invalid",
+    },
+    {
+      name: "a non-numeric level",
+      text: () =>
+        mutate((w) => {
+          (w.m as Record<string, unknown>).l = "x";
+        }),
+      code: "invalid",
+    },
+    {
+      name: "an active phase without a model",
+      text: () =>
+        mutate((w) => {
+          w.m = null;
+        }),
+      code: "invalid",
+    },
+    { name: "more than 8 KiB", text: () => " ".repeat(MAX_STATE_BYTES + 1), code: "oversized" },
+  ])("rejects $name with an error value instead of throwing", ({ text, code }) => {
+    const decoded = decodeEngine(text(), config);
+    expect(decoded.ok).toBe(false);
+    expect(decoded.ok ? "" : decoded.error.code).toBe(code);
+  });
+});

@@ -1,0 +1,297 @@
+// Compact, versioned state for status.prediction.state. Seasonal and history arrays are quantised
+// and base64-encoded so a full engine stays under 8 KiB of JSON. Decoding never throws: a corrupt,
+// oversized or unknown state comes back as an error value the caller can report and discard.
+
+import { EMPTY_ACCURACY } from "./accuracy.ts";
+import { type ForecastConfig, historySlots } from "./config.ts";
+import { type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
+import { DAY_SLOTS, positiveModulo, WEEK_SLOTS } from "./grid.ts";
+import type { HwParams } from "./holt-winters.ts";
+import { err, ok, type Result } from "./result.ts";
+
+export const STATE_VERSION = 1;
+export const MAX_STATE_BYTES = 8 * 1024;
+
+export type StateErrorCode = "oversized" | "malformed" | "unsupported-version" | "invalid";
+export type StateError = { code: StateErrorCode; message: string };
+
+/** Wire shape of version 1 (short keys: this is stored on every ManagedWorkload). */
+type WireV1 = {
+  v: 1;
+  ph: Phase;
+  rc: (typeof PHASE_REASON_CODES)[number];
+  rm: string;
+  fs: number | null;
+  ns: number | null;
+  lr: number | null;
+  ar: number;
+  /** Missed-forecast run; absent in states written before it existed (read as 0). */
+  mr?: number;
+  /** model squared error, naive squared error, coverage, scored */
+  acc: [number, number, number, number];
+  /** History in time order ending at ns - 1, uint16 scaled by hs; 65535 = gap. */
+  h: string;
+  hs: number;
+  m: WireModelV1 | null;
+};
+
+type WireModelV1 = {
+  s: "d" | "dw";
+  l: number;
+  b: number;
+  e: number;
+  /** Error moments: mean squared error, mean variance scale. */
+  em: [number, number];
+  /** alpha, beta, gammaDay, gammaWeek, phi */
+  p: [number, number, number, number, number];
+  /** Daily season, float32. */
+  d: string;
+  /** Weekly season, int16 scaled by ws; "" while daily only. */
+  w: string;
+  ws: number;
+};
+
+const GAP_CODE = 0xffff;
+const MAX_MESSAGE_CHARS = 200;
+const PHASES: readonly Phase[] = ["learning", "shadow", "active-daily", "active-weekly"];
+
+export function encodeEngine(engine: ForecastEngine): Result<string, StateError> {
+  const { model, params } = engine;
+  const history = historyInTimeOrder(engine);
+  const historyScale = scaleFor(history, 65534, (v) => v);
+  const wire: WireV1 = {
+    v: 1,
+    ph: engine.phase,
+    rc: engine.phaseReason.code,
+    rm: engine.phaseReason.message.slice(0, MAX_MESSAGE_CHARS),
+    fs: engine.firstSlot,
+    ns: engine.nextSlot,
+    lr: engine.lastRefitSlot,
+    ar: engine.anomalyRun,
+    mr: engine.missedRun,
+    acc: [
+      engine.accuracy.modelSquaredError,
+      engine.accuracy.naiveSquaredError,
+      engine.accuracy.coverage,
+      engine.accuracy.scored,
+    ],
+    h: encodeUint16(history, historyScale),
+    hs: historyScale,
+    m: model && params ? encodeModel(engine) : null,
+  };
+  const text = JSON.stringify(wire);
+  if (text.length > MAX_STATE_BYTES) {
+    return err({
+      code: "oversized",
+      message: `encoded state is ${text.length} bytes, limit ${MAX_STATE_BYTES}`,
+    });
+  }
+  return ok(text);
+}
+
+function encodeModel(engine: ForecastEngine): WireModelV1 {
+  const model = engine.model as NonNullable<ForecastEngine["model"]>;
+  const params = engine.params as HwParams;
+  const weekly = model.seasonality === "daily+weekly";
+  const weeklyScale = scaleFor(model.weekly, 32767, Math.abs);
+  return {
+    s: weekly ? "dw" : "d",
+    l: model.level,
+    b: model.slope,
+    e: model.lastError,
+    em: [engine.errorMoments.squaredError, engine.errorMoments.scale],
+    p: [params.alpha, params.beta, params.gammaDay, params.gammaWeek, params.phi],
+    d: Buffer.from(new Float32Array(model.daily).buffer).toString("base64"),
+    w: weekly ? encodeInt16(model.weekly, weeklyScale) : "",
+    ws: weeklyScale,
+  };
+}
+
+function historyInTimeOrder(engine: ForecastEngine): Float64Array {
+  const length = engine.history.length;
+  const ordered = new Float64Array(length).fill(Number.NaN);
+  if (engine.nextSlot === null) return ordered;
+  const start = engine.nextSlot - length;
+  for (let i = 0; i < length; i++)
+    ordered[i] = engine.history[positiveModulo(start + i, length)] ?? Number.NaN;
+  return ordered;
+}
+
+/** Quantisation step so the largest magnitude maps to `levels`; 1 for an all-zero array. */
+function scaleFor(values: Float64Array, levels: number, magnitude: (v: number) => number): number {
+  let max = 0;
+  for (const value of values) if (!Number.isNaN(value)) max = Math.max(max, magnitude(value));
+  return max > 0 ? max / levels : 1;
+}
+
+function encodeUint16(values: Float64Array, scale: number): string {
+  const view = new DataView(new ArrayBuffer(values.length * 2));
+  values.forEach((value, i) => {
+    view.setUint16(i * 2, Number.isNaN(value) ? GAP_CODE : Math.round(Math.max(0, value) / scale), true);
+  });
+  return Buffer.from(view.buffer).toString("base64");
+}
+
+function encodeInt16(values: Float64Array, scale: number): string {
+  const view = new DataView(new ArrayBuffer(values.length * 2));
+  values.forEach((value, i) => {
+    view.setInt16(i * 2, Math.round(value / scale), true);
+  });
+  return Buffer.from(view.buffer).toString("base64");
+}
+
+/** Reads any supported version; never throws. */
+export function decodeEngine(text: string, config: ForecastConfig): Result<ForecastEngine, StateError> {
+  if (text.length > MAX_STATE_BYTES) {
+    return err({ code: "oversized", message: `state is ${text.length} bytes, limit ${MAX_STATE_BYTES}` });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    return err({ code: "malformed", message: `state is not JSON: ${(cause as Error).message}` });
+  }
+  if (!isRecord(raw)) return err({ code: "malformed", message: "state is not a JSON object" });
+  // One reader per version; a future v2 adds its reader here and keeps this one for older states.
+  if (raw.v === 1) return decodeV1(raw, config);
+  return err({ code: "unsupported-version", message: `state version ${String(raw.v)} is not supported` });
+}
+
+class InvalidState extends Error {}
+
+function decodeV1(raw: Record<string, unknown>, config: ForecastConfig): Result<ForecastEngine, StateError> {
+  try {
+    return ok(readV1(raw, config));
+  } catch (cause) {
+    if (cause instanceof InvalidState) return err({ code: "invalid", message: cause.message });
+    return err({ code: "invalid", message: `state could not be read: ${String(cause)}` });
+  }
+}
+
+function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastEngine {
+  const phase = oneOf(raw.ph, PHASES, "ph");
+  const length = historySlots(config);
+  const historyScale = finite(raw.hs, "hs");
+  const ordered = decodeUint16(text(raw.h, "h"), length, historyScale, "h");
+  const nextSlot = nullableInteger(raw.ns, "ns");
+  const history = new Float64Array(length).fill(Number.NaN);
+  if (nextSlot !== null) {
+    ordered.forEach((value, i) => {
+      history[positiveModulo(nextSlot - length + i, length)] = value;
+    });
+  }
+  const acc = array(raw.acc, 4, "acc").map((v, i) => finite(v, `acc[${i}]`));
+  const model = raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot);
+  if (phase !== "learning" && !model) throw new InvalidState(`phase ${phase} needs a model`);
+  return {
+    phase,
+    phaseReason: { code: oneOf(raw.rc, PHASE_REASON_CODES, "rc"), message: text(raw.rm, "rm") },
+    firstSlot: nullableInteger(raw.fs, "fs"),
+    nextSlot,
+    history,
+    model: model?.state ?? null,
+    params: model?.params ?? null,
+    errorMoments: model?.errorMoments ?? { squaredError: 0, scale: 1 },
+    lastRefitSlot: nullableInteger(raw.lr, "lr"),
+    accuracy: {
+      ...EMPTY_ACCURACY,
+      modelSquaredError: acc[0] ?? 0,
+      naiveSquaredError: acc[1] ?? 0,
+      coverage: acc[2] ?? 0,
+      scored: acc[3] ?? 0,
+    },
+    anomalyRun: finite(raw.ar, "ar"),
+    missedRun: raw.mr === undefined ? 0 : finite(raw.mr, "mr"),
+  };
+}
+
+function readModelV1(raw: unknown, nextSlot: number | null) {
+  if (!isRecord(raw)) throw new InvalidState("m is not an object");
+  if (nextSlot === null) throw new InvalidState("a model needs ns");
+  const seasonality = oneOf(raw.s, ["d", "dw"] as const, "m.s") === "dw" ? "daily+weekly" : "daily";
+  const p = array(raw.p, 5, "m.p").map((v, i) => finite(v, `m.p[${i}]`));
+  const params: HwParams = {
+    alpha: p[0] ?? 0,
+    beta: p[1] ?? 0,
+    gammaDay: p[2] ?? 0,
+    gammaWeek: p[3] ?? 0,
+    phi: p[4] ?? 0,
+  };
+  const moments = array(raw.em, 2, "m.em").map((v, i) => finite(v, `m.em[${i}]`));
+  const daily = decodeFloat32(text(raw.d, "m.d"), DAY_SLOTS, "m.d");
+  const weekly =
+    seasonality === "daily+weekly"
+      ? decodeInt16(text(raw.w, "m.w"), WEEK_SLOTS, finite(raw.ws, "m.ws"), "m.w")
+      : new Float64Array(WEEK_SLOTS);
+  return {
+    params,
+    errorMoments: { squaredError: moments[0] ?? 0, scale: moments[1] ?? 1 },
+    state: {
+      seasonality,
+      level: finite(raw.l, "m.l"),
+      slope: finite(raw.b, "m.b"),
+      daily,
+      weekly,
+      lastError: finite(raw.e, "m.e"),
+      nextSlot,
+    } as const,
+  };
+}
+
+function bytesOf(encoded: string, expectedBytes: number, field: string): DataView {
+  const bytes = Buffer.from(encoded, "base64");
+  if (bytes.length !== expectedBytes) {
+    throw new InvalidState(`${field} holds ${bytes.length} bytes, expected ${expectedBytes}`);
+  }
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+}
+
+function decodeUint16(encoded: string, length: number, scale: number, field: string): Float64Array {
+  const view = bytesOf(encoded, length * 2, field);
+  return new Float64Array(length).map((_, i) => {
+    const code = view.getUint16(i * 2, true);
+    return code === GAP_CODE ? Number.NaN : code * scale;
+  });
+}
+
+function decodeInt16(encoded: string, length: number, scale: number, field: string): Float64Array {
+  const view = bytesOf(encoded, length * 2, field);
+  return new Float64Array(length).map((_, i) => view.getInt16(i * 2, true) * scale);
+}
+
+function decodeFloat32(encoded: string, length: number, field: string): Float64Array {
+  const view = bytesOf(encoded, length * 4, field);
+  return new Float64Array(length).map((_, i) => finite(view.getFloat32(i * 4, true), field));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function finite(value: unknown, field: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value))
+    throw new InvalidState(`${field} is not a finite number`);
+  return value;
+}
+
+function nullableInteger(value: unknown, field: string): number | null {
+  if (value === null) return null;
+  if (!Number.isSafeInteger(value)) throw new InvalidState(`${field} is not an integer`);
+  return value as number;
+}
+
+function text(value: unknown, field: string): string {
+  if (typeof value !== "string") throw new InvalidState(`${field} is not a string`);
+  return value;
+}
+
+function array(value: unknown, length: number, field: string): unknown[] {
+  if (!Array.isArray(value) || value.length !== length)
+    throw new InvalidState(`${field} is not an array of ${length}`);
+  return value;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
+  if (!allowed.includes(value as T)) throw new InvalidState(`${field} is not one of ${allowed.join(", ")}`);
+  return value as T;
+}

@@ -1,0 +1,120 @@
+import { DAY_SLOTS } from "./grid.ts";
+
+/** Inclusive [low, high] bounds of one smoothing parameter. */
+export type Bounds = readonly [low: number, high: number];
+
+export type ParameterBounds = {
+  /** Level smoothing. Upper bound kept at 0.5 so one noisy slot cannot move the level much. */
+  alpha: Bounds;
+  /** Trend smoothing (used only when `useTrend`). Small: activity rarely trends within two weeks. */
+  beta: Bounds;
+  /** Daily seasonal smoothing. */
+  gammaDay: Bounds;
+  /** Weekly seasonal smoothing. */
+  gammaWeek: Bounds;
+  /** First-order autocorrelation of one-step errors (Taylor 2003 adjustment). */
+  phi: Bounds;
+};
+
+export type ForecastConfig = {
+  /** Days of grid history kept for refits; 14 keeps the serialised state under 8 KiB. */
+  historyDays: number;
+  /** History needed before the first fit; below it the engine stays in `learning`. */
+  learningDays: number;
+  /** History needed before the weekly season is fitted (at most `historyDays`). */
+  weeklyAfterDays: number;
+  /** Slots between refits; updates are incremental in between. */
+  refitEverySlots: number;
+  /** Scored one-step forecasts needed before `shadow` may turn active. */
+  minScoredSlots: number;
+  /** Confidence at or above which `shadow` turns active. */
+  activateAt: number;
+  /** Confidence below which an active engine drops back to `shadow` (hysteresis with `activateAt`). */
+  deactivateBelow: number;
+  /** Half-life, in slots, of the accuracy and residual-variance averages. */
+  accuracyHalfLifeSlots: number;
+  /** Width of prediction intervals in standard deviations (1.96 ~ 95 %). */
+  intervalZ: number;
+  /** A sample further than this many one-step standard deviations from the forecast is an anomaly. */
+  anomalyZ: number;
+  /** ... and further than this in absolute units (so tiny deviations on a quiet series are not flagged). */
+  anomalyMinAbs: number;
+  /** Anomalous samples are clipped to forecast +- clipZ * sigma before they update the model. */
+  anomalyClipZ: number;
+  /** After this many anomalies in a row the pattern is taken as changed and learned unclipped. */
+  anomalyRunToAccept: number;
+  /** Floor on the one-step standard deviation, so an all-zero series does not get zero-width intervals. */
+  minSigma: number;
+  /**
+   * Error variance grows with the forecast, as for counts: variance = dispersion * (forecast + offset).
+   * The offset keeps quiet slots from getting zero-width intervals and dominates for small-valued scores.
+   */
+  varianceOffset: number;
+  /** Fit a damped trend as well as the level. */
+  useTrend: boolean;
+  /** Damping of the trend per slot (only with `useTrend`). */
+  trendDamping: number;
+  bounds: ParameterBounds;
+  /** Cap on objective evaluations of one fit (each is one pass over the history). */
+  fitMaxEvaluations: number;
+  /**
+   * Forecast activity per slot at or above which the slot counts as "activity expected": by default
+   * at least one request expected in the 15 minutes.
+   */
+  activityThreshold: number;
+  /** Wake this long before the first slot with activity expected. */
+  prewakeLeadMs: number;
+  /**
+   * After this many slots in a row where activity was forecast but none came (a holiday, a changed
+   * schedule), pre-wake and veto are suspended until activity returns or a quiet slot is forecast.
+   * Off by default (Infinity): in the replay it saved awake hours but cost more cold starts.
+   */
+  suspendAfterMissedSlots: number;
+  /** How far ahead `prewakeAt` / next activity is searched, in slots. */
+  prewakeSearchSlots: number;
+  /** A gap longer than this (in slots) throws the history away: the engine starts learning again. */
+  maxGapSlots: number;
+};
+
+export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
+  historyDays: 14,
+  learningDays: 3,
+  weeklyAfterDays: 14,
+  refitEverySlots: DAY_SLOTS,
+  minScoredSlots: DAY_SLOTS,
+  activateAt: 0.55,
+  deactivateBelow: 0.45,
+  accuracyHalfLifeSlots: 2 * DAY_SLOTS,
+  intervalZ: 1.96,
+  anomalyZ: 4,
+  anomalyMinAbs: 2,
+  anomalyClipZ: 3,
+  anomalyRunToAccept: 4,
+  minSigma: 0.25,
+  varianceOffset: 1,
+  useTrend: false,
+  trendDamping: 0.98,
+  bounds: {
+    alpha: [0.001, 0.5],
+    beta: [0, 0.05],
+    gammaDay: [0.001, 0.5],
+    gammaWeek: [0.001, 0.5],
+    phi: [0, 0.9],
+  },
+  fitMaxEvaluations: 160,
+  activityThreshold: 1,
+  prewakeLeadMs: 10 * 60 * 1000,
+  suspendAfterMissedSlots: Number.POSITIVE_INFINITY,
+  prewakeSearchSlots: DAY_SLOTS,
+  maxGapSlots: 7 * DAY_SLOTS,
+};
+
+/** Defaults overridden by `overrides`; keeps `weeklyAfterDays` within the kept history. */
+export function forecastConfig(overrides: Partial<ForecastConfig> = {}): ForecastConfig {
+  const merged = { ...DEFAULT_FORECAST_CONFIG, ...overrides };
+  return { ...merged, weeklyAfterDays: Math.min(merged.weeklyAfterDays, merged.historyDays) };
+}
+
+export function historySlots(config: ForecastConfig): number {
+  return config.historyDays * DAY_SLOTS;
+}

@@ -1,0 +1,157 @@
+// Turns the forecast into the two decisions the reconciler needs: when to pre-wake a paused
+// workload, and whether to veto a pause. Only active phases may be acted on; in `shadow` the same
+// decision is returned with `actionable: false` so the caller can record what it would have done.
+
+import type { ForecastConfig } from "./config.ts";
+import { confidence, type ForecastEngine, isActive, type Phase, type Reason } from "./engine.ts";
+import { forecastMean } from "./forecast.ts";
+import { SLOT_MS, slotOf, slotStartMs } from "./grid.ts";
+
+export type VetoCode =
+  | "activity-forecast-in-idle-window"
+  | "quiet-forecast-in-idle-window"
+  | "no-forecast"
+  | "forecast-missed";
+export type PrewakeCode =
+  | "activity-forecast-ahead"
+  | "no-activity-in-search-horizon"
+  | "no-forecast"
+  | "forecast-missed";
+export type ActionableCode = "active" | "shadow" | "learning";
+
+export type ForecastDecision = {
+  phase: Phase;
+  /** True only in active phases; otherwise the decision is for the record. */
+  actionable: boolean;
+  actionableReason: Reason<ActionableCode>;
+  confidence: number;
+  /** Start of the first slot, at or after now, where activity is expected. */
+  nextActivityAtMs: number | null;
+  /** When to wake a paused workload (may be in the past: then wake now). */
+  prewakeAtMs: number | null;
+  prewakeReason: Reason<PrewakeCode>;
+  /** Do not pause: activity is expected within the idle window. */
+  vetoPause: boolean;
+  vetoReason: Reason<VetoCode>;
+};
+
+export type DecisionInput = { nowMs: number; idleWindowMs: number };
+
+export function decide(
+  engine: ForecastEngine,
+  input: DecisionInput,
+  config: ForecastConfig,
+): ForecastDecision {
+  const score = confidence(engine);
+  const actionableReason = actionableReasonOf(engine.phase, score);
+  const base = {
+    phase: engine.phase,
+    actionable: isActive(engine.phase),
+    actionableReason,
+    confidence: score,
+  };
+  const firstSlot = slotOf(input.nowMs);
+  const vetoSlots = slotOf(input.nowMs + Math.max(0, input.idleWindowMs - 1)) - firstSlot + 1;
+  const searchSlots = Math.max(vetoSlots, config.prewakeSearchSlots);
+
+  if (engine.missedRun >= config.suspendAfterMissedSlots) {
+    const missed = {
+      code: "forecast-missed" as const,
+      message: `forecast activity did not come for ${engine.missedRun} slots; the clock decides until it does`,
+    };
+    return {
+      ...base,
+      nextActivityAtMs: null,
+      prewakeAtMs: null,
+      prewakeReason: missed,
+      vetoPause: false,
+      vetoReason: missed,
+    };
+  }
+  const activeSlot = firstSlotWithActivity(engine, firstSlot, searchSlots, config);
+  if (activeSlot === undefined) {
+    const none = { code: "no-forecast" as const, message: `no forecast yet (phase ${engine.phase})` };
+    return {
+      ...base,
+      nextActivityAtMs: null,
+      prewakeAtMs: null,
+      prewakeReason: none,
+      vetoPause: false,
+      vetoReason: none,
+    };
+  }
+  if (activeSlot === null) {
+    const hours = (searchSlots * SLOT_MS) / 3_600_000;
+    return {
+      ...base,
+      nextActivityAtMs: null,
+      prewakeAtMs: null,
+      prewakeReason: {
+        code: "no-activity-in-search-horizon",
+        message: `no activity forecast in the next ${hours} h`,
+      },
+      vetoPause: false,
+      vetoReason: quietReason(input.idleWindowMs),
+    };
+  }
+  const activityAtMs = Math.max(input.nowMs, slotStartMs(activeSlot));
+  const prewakeAtMs = slotStartMs(activeSlot) - config.prewakeLeadMs;
+  const vetoPause = activeSlot < firstSlot + vetoSlots;
+  const at = new Date(activityAtMs).toISOString();
+  return {
+    ...base,
+    nextActivityAtMs: activityAtMs,
+    prewakeAtMs,
+    prewakeReason: {
+      code: "activity-forecast-ahead",
+      message: `activity forecast from ${at}; wake ${config.prewakeLeadMs / 60_000} min before`,
+    },
+    vetoPause,
+    vetoReason: vetoPause
+      ? {
+          code: "activity-forecast-in-idle-window",
+          message: `activity forecast at ${at}, within the idle window`,
+        }
+      : quietReason(input.idleWindowMs),
+  };
+}
+
+function quietReason(idleWindowMs: number): Reason<VetoCode> {
+  return {
+    code: "quiet-forecast-in-idle-window",
+    message: `no activity forecast in the next ${Math.round(idleWindowMs / 60_000)} min`,
+  };
+}
+
+function actionableReasonOf(phase: Phase, score: number): Reason<ActionableCode> {
+  if (isActive(phase))
+    return { code: "active", message: `forecast trusted (confidence ${score.toFixed(2)})` };
+  if (phase === "shadow") {
+    return { code: "shadow", message: `forecast recorded, not acted on (confidence ${score.toFixed(2)})` };
+  }
+  return { code: "learning", message: "too little history: the activity clock decides alone" };
+}
+
+/** undefined: no model; null: nothing above threshold in range; else the first slot above it. */
+function firstSlotWithActivity(
+  engine: ForecastEngine,
+  fromSlot: number,
+  count: number,
+  config: ForecastConfig,
+): number | null | undefined {
+  for (let slot = fromSlot; slot < fromSlot + count; slot++) {
+    const mean = forecastMean(engine, slot, config);
+    if (mean === null) return undefined;
+    if (mean >= config.activityThreshold) return slot;
+  }
+  return null;
+}
+
+/** Advice for the activity clock: the decision when it may be acted on, else null (clock decides alone). */
+export function clockAdvice(
+  decision: ForecastDecision,
+): { vetoPause: boolean; prewakeAtMs: number | null; reason: string } | null {
+  if (!decision.actionable) return null;
+  const reason = decision.vetoPause ? decision.vetoReason.message : decision.prewakeReason.message;
+  return { vetoPause: decision.vetoPause, prewakeAtMs: decision.prewakeAtMs, reason };
+}

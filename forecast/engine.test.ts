@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { forecastConfig } from "./config.ts";
+import {
+  createEngine,
+  type EngineEvent,
+  type ForecastEngine,
+  observe,
+  observeAll,
+  type PhaseChangeEvent,
+} from "./engine.ts";
+import { DAY_SLOTS, type GridPoint } from "./grid.ts";
+import { MONDAY_SLOT, officeSeries } from "./testing.ts";
+
+const config = forecastConfig();
+
+function phaseChanges(events: EngineEvent[]): PhaseChangeEvent[] {
+  return events.filter((e): e is PhaseChangeEvent => e.kind === "phase-change");
+}
+
+function dayOf(event: { atMs: number }): number {
+  return (event.atMs / (15 * 60 * 1000) - MONDAY_SLOT) / DAY_SLOTS;
+}
+
+function run(points: GridPoint[], engine: ForecastEngine = createEngine(config)) {
+  return observeAll(engine, points, config);
+}
+
+/** 21 days of office activity: enough for every step up the phase ladder. */
+const regular = run(officeSeries(21, 11));
+
+describe("forecast engine phases", () => {
+  it("stays learning with a short history and says why", () => {
+    const { engine, events } = run(officeSeries(2, 1));
+    expect(engine.phase).toBe("learning");
+    expect(engine.phaseReason.code).toBe("insufficient-history");
+    expect(phaseChanges(events)).toEqual([]);
+  });
+
+  it.each([
+    { from: "learning", to: "shadow", code: "history-sufficient", earliestDay: 3, latestDay: 3 },
+    { from: "shadow", to: "active-daily", code: "confidence-high", earliestDay: 4, latestDay: 13 },
+    {
+      from: "active-daily",
+      to: "active-weekly",
+      code: "weekly-season-ready",
+      earliestDay: 14,
+      latestDay: 14,
+    },
+  ])("moves $from -> $to for reason $code", ({ from, to, code, earliestDay, latestDay }) => {
+    const change = phaseChanges(regular.events).find((e) => e.from === from && e.to === to);
+    expect(change?.reason.code).toBe(code);
+    expect(change?.reason.message.length).toBeGreaterThan(10);
+    expect(dayOf(change ?? { atMs: 0 })).toBeGreaterThanOrEqual(earliestDay);
+    expect(dayOf(change ?? { atMs: 0 })).toBeLessThanOrEqual(latestDay);
+  });
+
+  it("drops back to shadow when the forecast stops beating seasonal-naive", () => {
+    // The workload turns erratic: activity at random hours, no longer the learned office shape.
+    const erratic = officeSeries(
+      7,
+      5,
+      (day, slot) => ((day * 31 + slot * 17) % 11 < 3 ? 12 : 0),
+      regular.engine.nextSlot ?? 0,
+    );
+    const { engine, events } = run(erratic, regular.engine);
+    const drop = phaseChanges(events).find((e) => e.to === "shadow");
+    expect(drop?.reason.code).toBe("confidence-low");
+    expect(engine.phase).not.toBe("active-weekly");
+  });
+
+  it("restarts learning after a gap longer than the limit", () => {
+    const farSlot = (regular.engine.nextSlot ?? 0) + config.maxGapSlots + 10;
+    const { engine, events } = observe(regular.engine, { slot: farSlot, value: 3 }, config);
+    expect(engine.phase).toBe("learning");
+    expect(phaseChanges(events)[0]?.reason.code).toBe("long-gap-reset");
+  });
+
+  it("treats skipped slots as gaps and ignores late samples", () => {
+    const start = regular.engine.nextSlot ?? 0;
+    const skipped = observe(regular.engine, { slot: start + 3, value: 0 }, config).engine;
+    expect(skipped.nextSlot).toBe(start + 4);
+    const late = observe(skipped, { slot: start + 1, value: 50 }, config);
+    expect(late.engine).toBe(skipped);
+    expect(late.events).toEqual([]);
+  });
+});
+
+describe("anomalies", () => {
+  it("flags a burst far outside the interval and learns a clipped value", () => {
+    const quietSlot = (regular.engine.nextSlot ?? 0) + 4; // 01:00 on a Monday: nothing expected
+    const gapFill = observeAll(
+      regular.engine,
+      [0, 1, 2, 3].map((i) => ({ slot: quietSlot - 4 + i, value: 0 })),
+      config,
+    ).engine;
+    const { engine, events } = observe(gapFill, { slot: quietSlot, value: 400 }, config);
+    const anomaly = events.find((e) => e.kind === "anomaly");
+    expect(anomaly).toMatchObject({ kind: "anomaly", observed: 400, direction: "above" });
+    const learned = anomaly?.kind === "anomaly" ? anomaly.learned : Number.NaN;
+    expect(learned).toBeLessThan(20);
+    expect(engine.model?.level ?? Number.NaN).toBeLessThan((gapFill.model?.level ?? 0) + 5);
+  });
+
+  it("accepts a changed level after a run of anomalies", () => {
+    const start = regular.engine.nextSlot ?? 0;
+    const surge = Array.from({ length: 6 }, (_, i) => ({ slot: start + i, value: 200 }));
+    const { events } = run(surge, regular.engine);
+    const anomalies = events.filter((e) => e.kind === "anomaly");
+    const last = anomalies[anomalies.length - 1];
+    expect(last?.kind === "anomaly" && last.learned).toBe(200);
+  });
+});

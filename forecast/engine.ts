@@ -1,0 +1,382 @@
+// One forecast engine per workload: feeds grid slots into the model, keeps a short history for
+// periodic refits, scores its own forecasts and moves through the phases. Pure: every call takes
+// an engine and returns a new one plus the events the caller should surface.
+
+import { type AccuracyRecord, confidenceOf, EMPTY_ACCURACY, recordAccuracy } from "./accuracy.ts";
+import { type ForecastConfig, historySlots } from "./config.ts";
+import { type ErrorMoments, fitWindow, hwOptions, varianceScale } from "./fit.ts";
+import { DAY_SLOTS, type GridPoint, positiveModulo, slotStartMs, WEEK_SLOTS } from "./grid.ts";
+import {
+  cloneHwState,
+  forecastAt,
+  type HwParams,
+  type HwState,
+  type Seasonality,
+  stepInPlace,
+} from "./holt-winters.ts";
+
+export type Phase = "learning" | "shadow" | "active-daily" | "active-weekly";
+
+export const PHASE_REASON_CODES = [
+  "insufficient-history",
+  "history-sufficient",
+  "confidence-high",
+  "confidence-low",
+  "weekly-season-ready",
+  "long-gap-reset",
+] as const;
+
+export type PhaseReasonCode = (typeof PHASE_REASON_CODES)[number];
+
+export type Reason<Code extends string> = { code: Code; message: string };
+
+export type ForecastEngine = {
+  phase: Phase;
+  phaseReason: Reason<PhaseReasonCode>;
+  /** null until the first sample arrives. */
+  firstSlot: number | null;
+  nextSlot: number | null;
+  /** Ring indexed by slot mod history length; NaN marks a gap. Holds the values the model learned. */
+  history: Float64Array;
+  model: HwState | null;
+  params: HwParams | null;
+  /** Running averages of squared one-step error and of the variance scale; see `varianceOffset`. */
+  errorMoments: ErrorMoments;
+  lastRefitSlot: number | null;
+  accuracy: AccuracyRecord;
+  /** Consecutive anomalies so far: positive above the interval, negative below. */
+  anomalyRun: number;
+  /** Consecutive slots where activity was forecast and none came. */
+  missedRun: number;
+};
+
+export type PhaseChangeEvent = {
+  kind: "phase-change";
+  atMs: number;
+  from: Phase;
+  to: Phase;
+  reason: Reason<PhaseReasonCode>;
+};
+
+export type AnomalyEvent = {
+  kind: "anomaly";
+  atMs: number;
+  observed: number;
+  expected: number;
+  lower: number;
+  upper: number;
+  direction: "above" | "below";
+  /** What the model learned instead of the observed value (clipped unless the pattern looks changed). */
+  learned: number;
+};
+
+export type RefitEvent = {
+  kind: "refit";
+  atMs: number;
+  seasonality: Seasonality;
+  params: HwParams;
+  rmse: number;
+  evaluations: number;
+};
+
+export type EngineEvent = PhaseChangeEvent | AnomalyEvent | RefitEvent;
+
+export type Observation = { engine: ForecastEngine; events: EngineEvent[] };
+
+export function createEngine(config: ForecastConfig): ForecastEngine {
+  return {
+    phase: "learning",
+    phaseReason: learningReason(config),
+    firstSlot: null,
+    nextSlot: null,
+    history: new Float64Array(historySlots(config)).fill(Number.NaN),
+    model: null,
+    params: null,
+    errorMoments: { squaredError: 0, scale: 1 },
+    lastRefitSlot: null,
+    accuracy: EMPTY_ACCURACY,
+    anomalyRun: 0,
+    missedRun: 0,
+  };
+}
+
+function learningReason(config: ForecastConfig): Reason<PhaseReasonCode> {
+  return {
+    code: "insufficient-history",
+    message: `fewer than ${config.learningDays} days of activity history; the activity clock decides alone`,
+  };
+}
+
+export function confidence(engine: ForecastEngine): number {
+  return engine.phase === "learning" ? 0 : confidenceOf(engine.accuracy);
+}
+
+export function isActive(phase: Phase): boolean {
+  return phase === "active-daily" || phase === "active-weekly";
+}
+
+/** Standard deviation of the one-step error for a slot forecast at `expected`, floored. */
+export function oneStepSigma(engine: ForecastEngine, expected: number, config: ForecastConfig): number {
+  const { squaredError, scale } = engine.errorMoments;
+  const dispersion = scale > 0 ? squaredError / scale : 0;
+  return Math.max(config.minSigma, Math.sqrt(dispersion * varianceScale(expected, config)));
+}
+
+/** The learned value of `slot`, or NaN when it is a gap or no longer (or not yet) in the history. */
+export function historyAt(engine: ForecastEngine, slot: number): number {
+  const length = engine.history.length;
+  if (engine.firstSlot === null || engine.nextSlot === null) return Number.NaN;
+  if (slot < engine.firstSlot || slot >= engine.nextSlot || slot < engine.nextSlot - length)
+    return Number.NaN;
+  return engine.history[positiveModulo(slot, length)] ?? Number.NaN;
+}
+
+function cloneEngine(engine: ForecastEngine): ForecastEngine {
+  return {
+    ...engine,
+    history: engine.history.slice(),
+    model: engine.model ? cloneHwState(engine.model) : null,
+  };
+}
+
+/**
+ * Learns one grid slot. Slots skipped since the last call are gaps; a slot at or before the last one
+ * learned is ignored (late or duplicate data); a gap longer than `maxGapSlots` restarts learning.
+ */
+export function observe(engine: ForecastEngine, point: GridPoint, config: ForecastConfig): Observation {
+  if (engine.nextSlot !== null && point.slot < engine.nextSlot) return { engine, events: [] };
+  const draft = cloneEngine(engine);
+  const events: EngineEvent[] = [];
+  if (draft.nextSlot === null || point.slot - draft.nextSlot > config.maxGapSlots) {
+    if (draft.nextSlot !== null) resetAfterLongGap(draft, point.slot, config, events);
+    draft.firstSlot = point.slot;
+    draft.nextSlot = point.slot;
+  }
+  while ((draft.nextSlot as number) < point.slot) learnSlot(draft, Number.NaN, config, events);
+  learnSlot(draft, point.value ?? Number.NaN, config, events);
+  advanceLifecycle(draft, config, events);
+  return { engine: draft, events };
+}
+
+/** `observe` over many points, in order. */
+export function observeAll(
+  engine: ForecastEngine,
+  points: readonly GridPoint[],
+  config: ForecastConfig,
+): Observation {
+  let current = engine;
+  const events: EngineEvent[] = [];
+  for (const point of points) {
+    const step = observe(current, point, config);
+    current = step.engine;
+    events.push(...step.events);
+  }
+  return { engine: current, events };
+}
+
+function resetAfterLongGap(
+  draft: ForecastEngine,
+  slot: number,
+  config: ForecastConfig,
+  events: EngineEvent[],
+) {
+  const fresh = createEngine(config);
+  const reason: Reason<PhaseReasonCode> = {
+    code: "long-gap-reset",
+    message: `no data for more than ${config.maxGapSlots / DAY_SLOTS} days; history discarded, learning again`,
+  };
+  if (draft.phase !== "learning") {
+    events.push({ kind: "phase-change", atMs: slotStartMs(slot), from: draft.phase, to: "learning", reason });
+  }
+  Object.assign(draft, fresh, { phaseReason: reason });
+}
+
+function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig, events: EngineEvent[]) {
+  const slot = draft.nextSlot as number;
+  let learned = value;
+  if (draft.model && draft.params) {
+    if (!Number.isNaN(value)) learned = scoreAndClip(draft, slot, value, config, events);
+    stepInPlace(draft.model, draft.params, hwOptions(config), learned);
+  }
+  draft.history[positiveModulo(slot, draft.history.length)] = learned;
+  draft.nextSlot = slot + 1;
+}
+
+/** Scores the forecast for this slot, flags an anomaly, and returns the value the model should learn. */
+function scoreAndClip(
+  draft: ForecastEngine,
+  slot: number,
+  value: number,
+  config: ForecastConfig,
+  events: EngineEvent[],
+): number {
+  const model = draft.model as HwState;
+  const params = draft.params as HwParams;
+  const expected = forecastAt(model, params, hwOptions(config), 1);
+  const sigma = oneStepSigma(draft, expected, config);
+  const error = value - expected;
+  const lower = Math.max(0, expected - config.intervalZ * sigma);
+  const upper = expected + config.intervalZ * sigma;
+
+  const forecastActivity = Math.max(0, expected) >= config.activityThreshold;
+  draft.missedRun = forecastActivity && value === 0 ? draft.missedRun + 1 : 0;
+
+  const naive = seasonalNaive(draft, slot);
+  if (!Number.isNaN(naive)) {
+    const outcome = {
+      modelError: value - Math.max(0, expected),
+      naiveError: value - naive,
+      covered: value >= lower && value <= upper,
+    };
+    draft.accuracy = recordAccuracy(draft.accuracy, outcome, config);
+  }
+
+  let learned = value;
+  const isAnomaly = Math.abs(error) > config.anomalyZ * sigma && Math.abs(error) >= config.anomalyMinAbs;
+  if (isAnomaly) {
+    const direction = error > 0 ? "above" : "below";
+    const run = direction === "above" ? Math.max(0, draft.anomalyRun) + 1 : Math.min(0, draft.anomalyRun) - 1;
+    draft.anomalyRun = run;
+    const patternChanged = Math.abs(run) >= config.anomalyRunToAccept;
+    const reach = config.anomalyClipZ * sigma;
+    learned = patternChanged
+      ? value
+      : Math.max(0, Math.min(expected + reach, Math.max(expected - reach, value)));
+    events.push({
+      kind: "anomaly",
+      atMs: slotStartMs(slot),
+      observed: value,
+      expected,
+      lower,
+      upper,
+      direction,
+      learned,
+    });
+  } else {
+    draft.anomalyRun = 0;
+  }
+  // The variance learns from the bounded error so one burst cannot blow the intervals open for days.
+  const boundedError = Math.max(-config.anomalyZ * sigma, Math.min(config.anomalyZ * sigma, error));
+  const decay = 2 ** (-1 / config.accuracyHalfLifeSlots);
+  draft.errorMoments = {
+    squaredError: decay * draft.errorMoments.squaredError + (1 - decay) * boundedError * boundedError,
+    scale: decay * draft.errorMoments.scale + (1 - decay) * varianceScale(expected, config),
+  };
+  return learned;
+}
+
+/** Same slot last week if known, else same slot yesterday, else NaN. */
+export function seasonalNaive(engine: ForecastEngine, slot: number): number {
+  const lastWeek = historyAt(engine, slot - WEEK_SLOTS);
+  return Number.isNaN(lastWeek) ? historyAt(engine, slot - DAY_SLOTS) : lastWeek;
+}
+
+function observedCount(engine: ForecastEngine): number {
+  let count = 0;
+  for (const value of engine.history) if (!Number.isNaN(value)) count++;
+  return count;
+}
+
+function advanceLifecycle(draft: ForecastEngine, config: ForecastConfig, events: EngineEvent[]) {
+  const nextSlot = draft.nextSlot as number;
+  const span = nextSlot - (draft.firstSlot as number);
+  const learningSlots = config.learningDays * DAY_SLOTS;
+  const weeklySlots = config.weeklyAfterDays * DAY_SLOTS;
+
+  if (draft.phase === "learning") {
+    if (span < learningSlots || observedCount(draft) < learningSlots / 2) return;
+    if (!refit(draft, "daily", config, events)) return;
+    draft.accuracy = EMPTY_ACCURACY;
+    setPhase(draft, "shadow", { code: "history-sufficient", message: historyMessage(span) }, events);
+    return;
+  }
+
+  const model = draft.model as HwState;
+  const weeklyReady = model.seasonality === "daily" && span >= weeklySlots;
+  const refitDue = nextSlot - (draft.lastRefitSlot ?? nextSlot) >= config.refitEverySlots;
+  if (weeklyReady || refitDue) refit(draft, span >= weeklySlots ? "daily+weekly" : "daily", config, events);
+
+  const score = confidenceOf(draft.accuracy);
+  const activePhase: Phase = draft.model?.seasonality === "daily+weekly" ? "active-weekly" : "active-daily";
+  if (
+    draft.phase === "shadow" &&
+    draft.accuracy.scored >= config.minScoredSlots &&
+    score >= config.activateAt
+  ) {
+    setPhase(
+      draft,
+      activePhase,
+      { code: "confidence-high", message: confidenceMessage(score, ">=", config.activateAt) },
+      events,
+    );
+  } else if (isActive(draft.phase) && score < config.deactivateBelow) {
+    setPhase(
+      draft,
+      "shadow",
+      { code: "confidence-low", message: confidenceMessage(score, "<", config.deactivateBelow) },
+      events,
+    );
+  } else if (draft.phase === "active-daily" && activePhase === "active-weekly") {
+    setPhase(
+      draft,
+      "active-weekly",
+      {
+        code: "weekly-season-ready",
+        message: `${config.weeklyAfterDays} days of history: weekly season fitted`,
+      },
+      events,
+    );
+  }
+}
+
+function historyMessage(span: number): string {
+  return `${(span / DAY_SLOTS).toFixed(1)} days of history: model fitted, forecasts are scored but not acted on`;
+}
+
+function confidenceMessage(score: number, comparison: string, threshold: number): string {
+  return `confidence ${score.toFixed(2)} ${comparison} ${threshold} (one-step error vs seasonal-naive and interval coverage)`;
+}
+
+function setPhase(draft: ForecastEngine, to: Phase, reason: Reason<PhaseReasonCode>, events: EngineEvent[]) {
+  const atMs = slotStartMs(draft.nextSlot as number);
+  events.push({ kind: "phase-change", atMs, from: draft.phase, to, reason });
+  draft.phase = to;
+  draft.phaseReason = reason;
+}
+
+/** Refits now on the kept history (the engine does this itself every `refitEverySlots`). */
+export function refitEngine(engine: ForecastEngine, config: ForecastConfig): ForecastEngine {
+  if (engine.phase === "learning" || !engine.model) return engine;
+  const draft = cloneEngine(engine);
+  refit(draft, draft.model?.seasonality ?? "daily", config, []);
+  return draft;
+}
+
+/** Refits on the kept history; returns false (state untouched) when the window has no data. */
+function refit(
+  draft: ForecastEngine,
+  seasonality: Seasonality,
+  config: ForecastConfig,
+  events: EngineEvent[],
+): boolean {
+  const nextSlot = draft.nextSlot as number;
+  const length = Math.min(nextSlot - (draft.firstSlot as number), draft.history.length);
+  const startSlot = nextSlot - length;
+  const values = new Float64Array(length);
+  for (let i = 0; i < length; i++) values[i] = historyAt(draft, startSlot + i);
+  const fit = fitWindow({ startSlot, values }, seasonality, config);
+  if (!fit) return false;
+  draft.model = fit.state;
+  draft.params = fit.params;
+  draft.errorMoments = fit.errorMoments;
+  draft.lastRefitSlot = nextSlot;
+  events.push({
+    kind: "refit",
+    atMs: slotStartMs(nextSlot),
+    seasonality,
+    params: fit.params,
+    rmse: Math.sqrt(fit.meanSquaredError),
+    evaluations: fit.evaluations,
+  });
+  return true;
+}

@@ -1,0 +1,56 @@
+// Forecasts with prediction intervals from the engine's current state.
+
+import type { ForecastConfig } from "./config.ts";
+import { type ForecastEngine, oneStepSigma } from "./engine.ts";
+import { hwOptions } from "./fit.ts";
+import { slotStartMs } from "./grid.ts";
+import { forecastAt, varianceMultipliers } from "./holt-winters.ts";
+
+export type ForecastPoint = {
+  slot: number;
+  startMs: number;
+  /** Expected activity in the slot, never negative. */
+  mean: number;
+  lower: number;
+  upper: number;
+};
+
+/** Horizon (1 = next slot to learn) of `slot`; slots already learned are treated as the next one. */
+function horizonOf(engine: ForecastEngine, slot: number): number {
+  return Math.max(1, slot - (engine.nextSlot ?? slot) + 1);
+}
+
+/** Point forecast for one slot, or null while there is no model. */
+export function forecastMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
+  if (!engine.model || !engine.params) return null;
+  return Math.max(0, forecastAt(engine.model, engine.params, hwOptions(config), horizonOf(engine, slot)));
+}
+
+/** Forecasts for `count` slots from `fromSlot`, with intervals widening with the horizon. Empty without a model. */
+export function forecastSlots(
+  engine: ForecastEngine,
+  fromSlot: number,
+  count: number,
+  config: ForecastConfig,
+): ForecastPoint[] {
+  const { model, params } = engine;
+  if (!model || !params || count <= 0) return [];
+  const firstHorizon = horizonOf(engine, fromSlot);
+  const multipliers = varianceMultipliers(params, firstHorizon + count - 1);
+  const points: ForecastPoint[] = [];
+  for (let i = 0; i < count; i++) {
+    const horizon = firstHorizon + i;
+    const raw = forecastAt(model, params, hwOptions(config), horizon);
+    const sigma = oneStepSigma(engine, raw, config);
+    const spread = config.intervalZ * sigma * Math.sqrt(multipliers[horizon - 1] ?? 1);
+    const slot = model.nextSlot + horizon - 1;
+    points.push({
+      slot,
+      startMs: slotStartMs(slot),
+      mean: Math.max(0, raw),
+      lower: Math.max(0, raw - spread),
+      upper: Math.max(0, raw + spread),
+    });
+  }
+  return points;
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_FORECAST_CONFIG, forecastConfig } from "./config.ts";
+import { fitWindow, hwOptions } from "./fit.ts";
+import { DAY_SLOTS, WEEK_SLOTS } from "./grid.ts";
+import { cloneHwState, forecastAt, initialState, type SlotWindow, stepInPlace } from "./holt-winters.ts";
+import { minimiseBounded } from "./optimise.ts";
+import { MONDAY_SLOT, officeRate, officeSeries } from "./testing.ts";
+
+const config = forecastConfig();
+
+function windowOf(values: (number | null)[], startSlot = MONDAY_SLOT): SlotWindow {
+  return { startSlot, values: Float64Array.from(values, (v) => (v === null ? Number.NaN : v)) };
+}
+
+/** Deterministic shape: a daily sine plus a weekday/weekend offset. */
+function knownShape(slot: number): number {
+  const day = Math.floor((slot - MONDAY_SLOT) / DAY_SLOTS);
+  const daily = 5 + 4 * Math.sin((2 * Math.PI * (slot % DAY_SLOTS)) / DAY_SLOTS);
+  return daily + (day % 7 < 5 ? 3 : 0);
+}
+
+describe("double-seasonal Holt-Winters", () => {
+  it("recovers a known daily and weekly pattern from noiseless data", () => {
+    const values = Array.from({ length: 2 * WEEK_SLOTS }, (_, i) => knownShape(MONDAY_SLOT + i));
+    const fit = fitWindow(windowOf(values), "daily+weekly", config);
+    expect(fit).not.toBeNull();
+    const options = hwOptions(config);
+    for (const horizon of [1, 10, 50, DAY_SLOTS, 5 * DAY_SLOTS + 7]) {
+      const slot = MONDAY_SLOT + 2 * WEEK_SLOTS + horizon - 1;
+      expect(forecastAt(fit?.state ?? never(), fit?.params ?? never(), options, horizon)).toBeCloseTo(
+        knownShape(slot),
+        0,
+      );
+    }
+  });
+
+  it("recovers the office-hours shape from noisy counts", () => {
+    const series = officeSeries(14, 7);
+    const fit = fitWindow(windowOf(series.map((p) => p.value)), "daily+weekly", config);
+    const options = hwOptions(config);
+    const errors = Array.from({ length: DAY_SLOTS }, (_, i) => {
+      const expected = officeRate(14, i);
+      return Math.abs(forecastAt(fit?.state ?? never(), fit?.params ?? never(), options, i + 1) - expected);
+    });
+    const meanError = errors.reduce((a, b) => a + b, 0) / errors.length;
+    expect(meanError).toBeLessThan(1.5);
+  });
+
+  it("handles a series of only zeros", () => {
+    const fit = fitWindow(windowOf(new Array(3 * DAY_SLOTS).fill(0)), "daily", config);
+    expect(fit?.meanSquaredError).toBe(0);
+    expect(forecastAt(fit?.state ?? never(), fit?.params ?? never(), hwOptions(config), 5)).toBe(0);
+  });
+
+  it("treats a gap as unknown: the seasons do not learn a zero from it", () => {
+    const state = initialState(windowOf(new Array(DAY_SLOTS).fill(4)), "daily");
+    const params = { alpha: 0.5, beta: 0, gammaDay: 0.5, gammaWeek: 0, phi: 0 };
+    const before = cloneHwState(state);
+    const error = stepInPlace(state, params, hwOptions(config), Number.NaN);
+    expect(error).toBeNaN();
+    expect(state.daily).toEqual(before.daily);
+    expect(state.level).toBe(before.level);
+    expect(state.nextSlot).toBe(before.nextSlot + 1);
+  });
+
+  it("fits from a short, gappy history", () => {
+    const values = officeSeries(3, 3).map((p, i) => (i % 5 === 0 ? null : p.value));
+    const fit = fitWindow(windowOf(values), "daily", config);
+    expect(fit).not.toBeNull();
+    expect(Number.isFinite(fit?.meanSquaredError)).toBe(true);
+  });
+
+  it("returns no fit when the window has no observed value", () => {
+    expect(fitWindow(windowOf(new Array(DAY_SLOTS).fill(null)), "daily", config)).toBeNull();
+  });
+
+  it.each([1, 2, 3, 4, 5])("keeps fitted parameters within their bounds (seed %i)", (seed) => {
+    const withTrend = forecastConfig({ useTrend: true });
+    const series = officeSeries(14, seed, (day, slot) => officeRate(day, slot, 2 + seed * 3) + day * 0.1);
+    const fit = fitWindow(windowOf(series.map((p) => p.value)), "daily+weekly", withTrend);
+    for (const [name, [low, high]] of Object.entries(DEFAULT_FORECAST_CONFIG.bounds)) {
+      const value = fit?.params[name as keyof typeof DEFAULT_FORECAST_CONFIG.bounds] ?? Number.NaN;
+      expect(value).toBeGreaterThanOrEqual(low);
+      expect(value).toBeLessThanOrEqual(high);
+    }
+  });
+});
+
+describe("bounded minimiser", () => {
+  it.each([
+    { name: "finds an interior minimum", target: [0.3, 0.7], expected: [0.3, 0.7] },
+    { name: "stops at the bound when the minimum lies outside", target: [-2, 3], expected: [0, 1] },
+  ])("$name", ({ target, expected }) => {
+    const objective = (p: readonly number[]) => p.reduce((sum, x, i) => sum + (x - (target[i] ?? 0)) ** 2, 0);
+    const result = minimiseBounded(
+      objective,
+      [
+        [0, 1],
+        [0, 1],
+      ],
+      [0.5, 0.5],
+      { maxEvaluations: 400, tolerance: 1e-12 },
+    );
+    result.point.forEach((x, i) => {
+      expect(x).toBeGreaterThanOrEqual(0);
+      expect(x).toBeLessThanOrEqual(1);
+      expect(x).toBeCloseTo(expected[i] ?? Number.NaN, 1);
+    });
+  });
+});
+
+function never(): never {
+  throw new Error("missing fit");
+}

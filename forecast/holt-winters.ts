@@ -1,0 +1,158 @@
+// Additive double-seasonal Holt-Winters (Taylor 2003): level, optional damped trend, a daily and a
+// weekly seasonal term, plus a first-order autocorrelation adjustment of the one-step error.
+// Additive, so long runs of zero activity are fine (a multiplicative model would divide by them).
+
+import { DAY_SLOTS, positiveModulo, WEEK_SLOTS } from "./grid.ts";
+
+export type Seasonality = "daily" | "daily+weekly";
+
+export type HwParams = { alpha: number; beta: number; gammaDay: number; gammaWeek: number; phi: number };
+
+export type HwState = {
+  seasonality: Seasonality;
+  level: number;
+  slope: number;
+  /** Indexed by slot mod 96. */
+  daily: Float64Array;
+  /** Indexed by slot mod 672; all zero while the model is daily only. */
+  weekly: Float64Array;
+  /** Last one-step residual of the component model, for the autocorrelation adjustment. */
+  lastError: number;
+  /** Grid slot the next observation belongs to. */
+  nextSlot: number;
+};
+
+export type HwOptions = { damping: number };
+
+export function cloneHwState(state: HwState): HwState {
+  return { ...state, daily: state.daily.slice(), weekly: state.weekly.slice() };
+}
+
+/** Component forecast for `slot` from the state as it is (no autocorrelation term). */
+function componentForecast(state: HwState, slot: number, trendSteps: number): number {
+  return (
+    state.level +
+    state.slope * trendSteps +
+    (state.daily[positiveModulo(slot, DAY_SLOTS)] ?? 0) +
+    (state.weekly[positiveModulo(slot, WEEK_SLOTS)] ?? 0)
+  );
+}
+
+/**
+ * Learns one slot in place and returns the adjusted one-step error (NaN for a gap).
+ * A gap (NaN) advances time without touching level or seasons: missing data is not zero activity.
+ */
+export function stepInPlace(state: HwState, params: HwParams, options: HwOptions, value: number): number {
+  const slot = state.nextSlot;
+  state.nextSlot = slot + 1;
+  const base = state.level + options.damping * state.slope;
+  if (Number.isNaN(value)) {
+    state.level = base;
+    state.slope *= options.damping;
+    state.lastError = 0;
+    return Number.NaN;
+  }
+  const dayIndex = positiveModulo(slot, DAY_SLOTS);
+  const weekIndex = positiveModulo(slot, WEEK_SLOTS);
+  const daily = state.daily[dayIndex] ?? 0;
+  const weekly = state.weekly[weekIndex] ?? 0;
+  const componentError = value - (base + daily + weekly);
+  const adjustedError = componentError - params.phi * state.lastError;
+
+  const level = params.alpha * (value - daily - weekly) + (1 - params.alpha) * base;
+  state.slope = params.beta * (level - state.level) + (1 - params.beta) * options.damping * state.slope;
+  state.level = level;
+  state.daily[dayIndex] = params.gammaDay * (value - level - weekly) + (1 - params.gammaDay) * daily;
+  if (state.seasonality === "daily+weekly") {
+    state.weekly[weekIndex] = params.gammaWeek * (value - level - daily) + (1 - params.gammaWeek) * weekly;
+  }
+  state.lastError = componentError;
+  return adjustedError;
+}
+
+/** Point forecast `horizon` slots ahead (1 = the next slot), unclipped. */
+export function forecastAt(state: HwState, params: HwParams, options: HwOptions, horizon: number): number {
+  const trendSteps = dampedSum(options.damping, horizon);
+  const slot = state.nextSlot + horizon - 1;
+  return componentForecast(state, slot, trendSteps) + params.phi ** horizon * state.lastError;
+}
+
+function dampedSum(damping: number, horizon: number): number {
+  if (damping === 1) return horizon;
+  return (damping * (1 - damping ** horizon)) / (1 - damping);
+}
+
+/**
+ * Variance multipliers for horizons 1..count: 1 + sum of squared innovation weights, the usual
+ * linear-innovations approximation (level and trend carry every shock; a season carries it once per period).
+ */
+export function varianceMultipliers(params: HwParams, count: number): Float64Array {
+  const multipliers = new Float64Array(count);
+  let sum = 1;
+  for (let h = 1; h <= count; h++) {
+    multipliers[h - 1] = sum;
+    const j = h;
+    const weight =
+      params.alpha * (1 + params.beta * j) +
+      (j % DAY_SLOTS === 0 ? params.gammaDay : 0) +
+      (j % WEEK_SLOTS === 0 ? params.gammaWeek : 0);
+    sum += weight * weight;
+  }
+  return multipliers;
+}
+
+/** Values with NaN for gaps, starting at grid slot `startSlot`. */
+export type SlotWindow = { startSlot: number; values: Float64Array };
+
+/**
+ * Initial state from the first seasons of a window: level = mean of the observed values, daily term =
+ * mean per time of day minus the level, weekly term = mean per time of week minus both.
+ */
+export function initialState(window: SlotWindow, seasonality: Seasonality): HwState {
+  const level = meanOfObserved(window.values);
+  const daily = seasonalMeans(window, DAY_SLOTS, () => level);
+  // Two weeks give only two samples per time of week, so the weekly term is smoothed over
+  // neighbouring slots; without it, sampling noise would be learned as a pattern.
+  const weekly =
+    seasonality === "daily+weekly"
+      ? circularMovingAverage(
+          seasonalMeans(window, WEEK_SLOTS, (slot) => level + (daily[positiveModulo(slot, DAY_SLOTS)] ?? 0)),
+          1,
+        )
+      : new Float64Array(WEEK_SLOTS);
+  return { seasonality, level, slope: 0, daily, weekly, lastError: 0, nextSlot: window.startSlot };
+}
+
+/** Mean over each value and `radius` neighbours on either side, wrapping around the season. */
+export function circularMovingAverage(values: Float64Array, radius: number): Float64Array {
+  const n = values.length;
+  return values.map((_, i) => {
+    let sum = 0;
+    for (let k = -radius; k <= radius; k++) sum += values[positiveModulo(i + k, n)] ?? 0;
+    return sum / (2 * radius + 1);
+  });
+}
+
+function meanOfObserved(values: Float64Array): number {
+  let sum = 0;
+  let count = 0;
+  for (const value of values) {
+    if (Number.isNaN(value)) continue;
+    sum += value;
+    count++;
+  }
+  return count === 0 ? 0 : sum / count;
+}
+
+function seasonalMeans(window: SlotWindow, period: number, baseline: (slot: number) => number): Float64Array {
+  const sums = new Float64Array(period);
+  const counts = new Float64Array(period);
+  window.values.forEach((value, offset) => {
+    if (Number.isNaN(value)) return;
+    const slot = window.startSlot + offset;
+    const index = positiveModulo(slot, period);
+    sums[index] = (sums[index] ?? 0) + value - baseline(slot);
+    counts[index] = (counts[index] ?? 0) + 1;
+  });
+  return sums.map((sum, index) => ((counts[index] ?? 0) > 0 ? sum / (counts[index] ?? 1) : 0));
+}

@@ -1,0 +1,53 @@
+// Public API of the forecast engine: pure functions over plain data (no IO, no clock, no Kubernetes).
+
+export { type AccuracyRecord, confidenceOf } from "./accuracy.ts";
+export { decodeEngine, encodeEngine, MAX_STATE_BYTES, STATE_VERSION, type StateError } from "./codec.ts";
+export {
+  type Bounds,
+  DEFAULT_FORECAST_CONFIG,
+  type ForecastConfig,
+  forecastConfig,
+  type ParameterBounds,
+} from "./config.ts";
+export {
+  clockAdvice,
+  type DecisionInput,
+  decide,
+  type ForecastDecision,
+  type PrewakeCode,
+  type VetoCode,
+} from "./decide.ts";
+export {
+  type AnomalyEvent,
+  confidence,
+  createEngine,
+  type EngineEvent,
+  type ForecastEngine,
+  isActive,
+  type Observation,
+  observe,
+  observeAll,
+  type Phase,
+  type PhaseChangeEvent,
+  type PhaseReasonCode,
+  type Reason,
+  type RefitEvent,
+  refitEngine,
+  seasonalNaive,
+} from "./engine.ts";
+export { type FitResult, fitWindow } from "./fit.ts";
+export { type ForecastPoint, forecastMean, forecastSlots } from "./forecast.ts";
+export {
+  type ActivitySample,
+  bucketEvents,
+  bucketSamples,
+  DAY_SLOTS,
+  type GridPoint,
+  type Interval,
+  SLOT_MS,
+  slotOf,
+  slotStartMs,
+  WEEK_SLOTS,
+} from "./grid.ts";
+export type { HwParams, HwState, Seasonality, SlotWindow } from "./holt-winters.ts";
+export { err, ok, type Result } from "./result.ts";
