@@ -1,0 +1,89 @@
+// Exponentially bucketed, exponentially decaying histogram (the data structure VPA's recommender
+// is built on). Bucket i starts at first * (ratio^i - 1) / (ratio - 1), so buckets grow by `ratio`.
+
+export type BucketScheme = {
+  readonly firstBucketSize: number;
+  readonly ratio: number;
+  readonly maxValue: number;
+};
+
+/**
+ * Weights are stored relative to `refMs`: a sample at time t weighs w * 2^((t - refMs) / halfLife), so
+ * newer samples weigh more and nothing ever has to be rewritten as time passes.
+ */
+export type DecayingHistogram = {
+  refMs: number;
+  weights: number[];
+  total: number;
+};
+
+// Past 2^40 the reference moves forward, keeping the weights far from overflow.
+const MAX_DECAY_EXPONENT = 40;
+
+export function bucketCount(scheme: BucketScheme): number {
+  const last =
+    Math.log((scheme.maxValue * (scheme.ratio - 1)) / scheme.firstBucketSize + 1) / Math.log(scheme.ratio);
+  return Math.ceil(last) + 1;
+}
+
+export function bucketIndex(scheme: BucketScheme, value: number): number {
+  if (!(value >= scheme.firstBucketSize)) return 0;
+  const index = Math.floor(
+    Math.log((value * (scheme.ratio - 1)) / scheme.firstBucketSize + 1) / Math.log(scheme.ratio),
+  );
+  return Math.min(index, bucketCount(scheme) - 1);
+}
+
+export function bucketStart(scheme: BucketScheme, index: number): number {
+  return (scheme.firstBucketSize * (scheme.ratio ** index - 1)) / (scheme.ratio - 1);
+}
+
+export function emptyHistogram(scheme: BucketScheme, refMs = 0): DecayingHistogram {
+  return { refMs, weights: new Array<number>(bucketCount(scheme)).fill(0), total: 0 };
+}
+
+export function cloneHistogram(h: DecayingHistogram): DecayingHistogram {
+  return { refMs: h.refMs, weights: [...h.weights], total: h.total };
+}
+
+/** Adds a sample in place (callers own the histogram they pass). */
+export function addSample(
+  h: DecayingHistogram,
+  scheme: BucketScheme,
+  value: number,
+  weight: number,
+  atMs: number,
+  halfLifeMs: number,
+): void {
+  if ((atMs - h.refMs) / halfLifeMs > MAX_DECAY_EXPONENT) shiftReference(h, atMs, halfLifeMs);
+  const decayed = weight * 2 ** ((atMs - h.refMs) / halfLifeMs);
+  const index = bucketIndex(scheme, value);
+  h.weights[index] = (h.weights[index] ?? 0) + decayed;
+  h.total += decayed;
+}
+
+function shiftReference(h: DecayingHistogram, atMs: number, halfLifeMs: number): void {
+  const halvings = Math.floor((atMs - h.refMs) / halfLifeMs);
+  const factor = 2 ** -halvings;
+  h.weights = h.weights.map((w) => w * factor);
+  h.total *= factor;
+  h.refMs += halvings * halfLifeMs;
+}
+
+/** The end of the bucket holding the given fraction of the weight (VPA rounds up to the bucket end); 0 when empty. */
+export function percentile(h: DecayingHistogram, scheme: BucketScheme, fraction: number): number {
+  if (!(h.total > 0)) return 0;
+  const threshold = fraction * h.total;
+  const last = h.weights.length - 1;
+  let sum = 0;
+  let index = 0;
+  for (; index < last; index++) {
+    sum += h.weights[index] ?? 0;
+    if (sum >= threshold && (h.weights[index] ?? 0) > 0) break;
+  }
+  return index < last ? bucketStart(scheme, index + 1) : bucketStart(scheme, index);
+}
+
+export function isEmpty(h: DecayingHistogram): boolean {
+  return !(h.total > 0);
+}
