@@ -11,7 +11,8 @@ fi
 ip link set lo up
 ip route add local 198.18.0.0/15 dev lo
 # We are PID 1 here: signals without a handler are ignored, so forward them to the command.
-"$@" &
+# An explicit redirection keeps stdin: a background job would otherwise read /dev/null.
+"$@" <&0 &
 child=$!
 trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
 set +e

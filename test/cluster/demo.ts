@@ -1,0 +1,42 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+
+export const demo = { namespace: "demo", name: "hello", port: 80 } as const;
+
+/** The sandbox's demo: a Deployment whose kwok pods answer HTTP (through the pod backend) and its Service. */
+export function demoObjects(): KubernetesObject[] {
+  const labels = { app: demo.name };
+  return [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: demo.namespace } },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { namespace: demo.namespace, name: demo.name, labels },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: {
+            labels,
+            annotations: { "kwok.x-k8s.io/usage-cpu": "20m", "kwok.x-k8s.io/usage-memory": "48Mi" },
+          },
+          spec: {
+            containers: [
+              {
+                name: "web",
+                image: "registry.local/hello:1.0",
+                ports: [{ name: "http", containerPort: 8080 }],
+                resources: { requests: { cpu: "250m", memory: "128Mi" }, limits: { memory: "256Mi" } },
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { namespace: demo.namespace, name: demo.name },
+      spec: { selector: labels, ports: [{ name: "http", port: demo.port, targetPort: "http" }] },
+    },
+  ] as KubernetesObject[];
+}

@@ -1,0 +1,298 @@
+/**
+ * The sandbox: the local control plane with a demo, reachable from an ordinary shell.
+ *
+ *   up      build (once) and start it in the background, then print how to use it
+ *   down    stop it; nothing is left running
+ *   status  say whether it runs and how to reach it
+ *
+ * Internally `up` starts `serve` (host side: loopback ports bridged to Unix sockets), which starts
+ * `inner` inside the network namespace (the cluster, the pod backend, the other ends of the sockets).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, openSync } from "node:fs";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
+import { serverSideApply } from "../../kube/apply.ts";
+import { ensureBinaries } from "./binaries.ts";
+import { harnessFieldManager } from "./bootstrap.ts";
+import { dialTcp, dialUnix, listen, type PipeServer, pipeServer } from "./bridge.ts";
+import { kubeconfigYaml } from "./cluster-pki.ts";
+import { startControlPlane } from "./control-plane.ts";
+import { demo, demoObjects } from "./demo.ts";
+import { ports } from "./layout.ts";
+import { startPodBackend } from "./pod-backend.ts";
+import { waitFor } from "./process.ts";
+import { startServiceClient } from "./service-client.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, "../..");
+
+interface SandboxConfig {
+  command: string;
+  stateDir: string;
+  apiPort: number;
+  demoPort: number;
+}
+
+interface SandboxState {
+  pid: number;
+  apiPort: number;
+  demoPort: number;
+  kubeconfig: string;
+  binDir: string;
+  envFile: string;
+}
+
+function parseConfig(argv: string[]): SandboxConfig {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      state: {
+        type: "string",
+        default: process.env.NAPWAKE_SANDBOX_STATE ?? join(repoRoot, ".napwake", "sandbox"),
+      },
+      "api-port": { type: "string", default: process.env.NAPWAKE_SANDBOX_API_PORT ?? "16443" },
+      "demo-port": { type: "string", default: process.env.NAPWAKE_SANDBOX_DEMO_PORT ?? "18080" },
+    },
+  });
+  const command = positionals[0] ?? "status";
+  if (!["up", "down", "status", "serve", "inner"].includes(command)) {
+    throw new Error(`unknown command "${command}": use up, down or status`);
+  }
+  const port = (name: string, value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1 || n > 65535)
+      throw new Error(`--${name} must be a TCP port, got "${value}"`);
+    return n;
+  };
+  return {
+    command,
+    stateDir: resolve(values.state),
+    apiPort: port("api-port", values["api-port"]),
+    demoPort: port("demo-port", values["demo-port"]),
+  };
+}
+
+const files = (stateDir: string) => ({
+  state: join(stateDir, "sandbox.json"),
+  log: join(stateDir, "sandbox.log"),
+  innerReady: join(stateDir, "inner-ready"),
+  kubeconfig: join(stateDir, "kubeconfig"),
+  env: join(stateDir, "env.sh"),
+  clusterDir: join(stateDir, "cluster"),
+  apiSocket: join(stateDir, "apiserver.sock"),
+  demoSocket: join(stateDir, "demo.sock"),
+});
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readState(stateDir: string): Promise<SandboxState | undefined> {
+  try {
+    const state = JSON.parse(await readFile(files(stateDir).state, "utf8")) as SandboxState;
+    return alive(state.pid) ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function up(config: SandboxConfig): Promise<void> {
+  const running = await readState(config.stateDir);
+  if (running) {
+    printUsage(running);
+    return;
+  }
+  say("napwake sandbox: building the control plane binaries if needed (a first build takes several minutes)");
+  await ensureBinaries();
+  await rm(config.stateDir, { recursive: true, force: true });
+  await mkdir(config.stateDir, { recursive: true });
+  const f = files(config.stateDir);
+  const log = openSync(f.log, "a");
+  const child = spawn(
+    process.execPath,
+    [
+      fileURLToPath(import.meta.url),
+      "serve",
+      `--state=${config.stateDir}`,
+      `--api-port=${config.apiPort}`,
+      `--demo-port=${config.demoPort}`,
+    ],
+    { detached: true, stdio: ["ignore", log, log] },
+  );
+  child.unref();
+  say(`napwake sandbox: starting (log: ${f.log})`);
+  const state = await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the sandbox exited early; see ${f.log}`);
+      return readState(config.stateDir);
+    },
+    { what: "the sandbox to be ready", timeoutMs: 300_000, intervalMs: 500 },
+  ).catch(async (err: Error) => {
+    const tail = (await readFile(f.log, "utf8").catch(() => "")).split("\n").slice(-20).join("\n");
+    throw new Error(`${err.message}\n--- last lines of ${f.log} ---\n${tail}`);
+  });
+  printUsage(state);
+}
+
+function printUsage(state: SandboxState): void {
+  say(`
+Napwake sandbox is running (pid ${state.pid}).
+
+From any shell on this machine:
+  source ${state.envFile}          # sets KUBECONFIG and puts kubectl on PATH
+  kubectl get nodes
+  kubectl -n ${demo.namespace} get deploy,pods,endpointslices
+  curl -s http://127.0.0.1:${state.demoPort}/        # the demo Service; one of its pods answers
+  kubectl -n ${demo.namespace} scale deploy/${demo.name} --replicas=0   # then curl: connection closed, no pod
+  kubectl top pods -n ${demo.namespace}               # metrics-server, after ~30 s
+
+Stop it with: npm run sandbox -- down
+`);
+}
+
+async function down(config: SandboxConfig): Promise<void> {
+  const state = await readState(config.stateDir);
+  if (!state) {
+    say("napwake sandbox: not running");
+    return;
+  }
+  process.kill(state.pid, "SIGTERM");
+  await waitFor(async () => (alive(state.pid) ? undefined : true), {
+    what: `sandbox process ${state.pid} to exit`,
+    timeoutMs: 60_000,
+  }).catch(() => process.kill(state.pid, "SIGKILL"));
+  await rm(files(config.stateDir).state, { force: true });
+  say("napwake sandbox: stopped");
+}
+
+async function status(config: SandboxConfig): Promise<void> {
+  const state = await readState(config.stateDir);
+  if (state) printUsage(state);
+  else say("napwake sandbox: not running (start it with: npm run sandbox -- up)");
+}
+
+/** Host side: bridges loopback ports to the cluster's sockets and keeps the inner process alive. */
+async function serve(config: SandboxConfig): Promise<void> {
+  const f = files(config.stateDir);
+  const binDir = await ensureBinaries();
+  const inner = spawn(
+    join(here, "netns-run.sh"),
+    [process.execPath, fileURLToPath(import.meta.url), "inner", `--state=${config.stateDir}`],
+    { stdio: ["pipe", "inherit", "inherit"] },
+  );
+  let stopping = false;
+  const innerExited = new Promise<number | null>((res) => inner.once("exit", res));
+  innerExited.then((code) => {
+    if (!stopping) {
+      process.stderr.write(`sandbox: the cluster exited (${code}); stopping\n`);
+      process.exit(1);
+    }
+  });
+  await waitFor(async () => (existsSync(f.innerReady) ? true : undefined), {
+    what: "the cluster inside the network namespace",
+    timeoutMs: 300_000,
+    intervalMs: 500,
+  });
+  const apiBridge = pipeServer(dialUnix(f.apiSocket));
+  const demoBridge = pipeServer(dialUnix(f.demoSocket));
+  const bridges: PipeServer[] = [apiBridge, demoBridge];
+  await listen(apiBridge.server, config.apiPort, "127.0.0.1");
+  await listen(demoBridge.server, config.demoPort, "127.0.0.1");
+  const admin = new KubeConfig();
+  admin.loadFromFile(join(f.clusterDir, "kubeconfig"));
+  const user = admin.getCurrentUser();
+  await writeFile(
+    f.kubeconfig,
+    kubeconfigYaml({
+      server: `https://127.0.0.1:${config.apiPort}`,
+      caCert: admin.getCurrentCluster()?.caFile ?? "",
+      clientCert: user?.certFile ?? "",
+      clientKey: user?.keyFile ?? "",
+    }),
+  );
+  await writeFile(f.env, `export KUBECONFIG=${f.kubeconfig}\nexport PATH=${binDir}:$PATH\n`);
+  const state: SandboxState = {
+    pid: process.pid,
+    apiPort: config.apiPort,
+    demoPort: config.demoPort,
+    kubeconfig: f.kubeconfig,
+    binDir,
+    envFile: f.env,
+  };
+  await writeFile(f.state, JSON.stringify(state, null, 2));
+
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(bridges.map((b) => b.close()));
+    inner.stdin?.end();
+    await innerExited;
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+}
+
+/** Inside the network namespace: the cluster, the pod backend, the demo and the far ends of the bridges. */
+async function inner(config: SandboxConfig): Promise<void> {
+  const f = files(config.stateDir);
+  const binDir = await ensureBinaries();
+  const cluster = await startControlPlane({ binDir, stateDir: f.clusterDir });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const backend = await startPodBackend(kc);
+  const services = await startServiceClient(kc);
+  await serverSideApply(KubernetesObjectApi.makeApiClient(kc), demoObjects(), harnessFieldManager);
+  await waitFor(
+    async () => (services.endpoints(demo.namespace, demo.name, demo.port).length > 0 ? true : undefined),
+    {
+      what: "the demo Service to have a ready endpoint",
+      timeoutMs: 60_000,
+    },
+  );
+  const apiSocket = pipeServer(dialTcp("127.0.0.1", ports.apiServer));
+  const demoSocket = pipeServer(() => services.connect(demo.namespace, demo.name, demo.port));
+  const sockets = [apiSocket, demoSocket];
+  await rm(f.apiSocket, { force: true });
+  await rm(f.demoSocket, { force: true });
+  await listen(apiSocket.server, f.apiSocket);
+  await listen(demoSocket.server, f.demoSocket);
+  await writeFile(f.innerReady, "");
+  process.stderr.write("sandbox: cluster ready\n");
+
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(sockets.map((s) => s.close()));
+    await services.stop();
+    await backend.stop();
+    await cluster.stop();
+    process.exit(0);
+  };
+  // The host side holds our stdin: when it goes away, so do we.
+  process.stdin.on("end", shutdown);
+  process.stdin.on("close", shutdown);
+  process.stdin.resume();
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+}
+
+const config = parseConfig(process.argv.slice(2));
+const commands: Record<string, (c: SandboxConfig) => Promise<void>> = { up, down, status, serve, inner };
+commands[config.command]?.(config).catch((err: Error) => {
+  process.stderr.write(`napwake sandbox ${config.command}: ${err.message}\n`);
+  process.exit(1);
+});
