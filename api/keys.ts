@@ -1,0 +1,69 @@
+/**
+ * Every label, annotation, condition type and Event reason Napwake reads or writes, in one place.
+ * Annotations are the state the webhooks stamp and the controllers reconcile; see docs/architecture.md.
+ */
+
+export const group = "napwake.dev";
+export const version = "v1alpha1";
+export const apiVersion = `${group}/${version}`;
+
+/** The one field manager of every server-side apply Napwake makes. */
+export const fieldManager = "napwake";
+
+export const labels = {
+  /** `"true"` on a Deployment, StatefulSet or Namespace opts its workloads in. */
+  managed: "napwake.dev/managed",
+  /** Present on a workload: Napwake lets it go (resuming it first if paused). */
+  ignore: "napwake.dev/ignore",
+} as const;
+
+export const annotations = {
+  /** On a workload: the ManagedWorkload (`<name>`, same namespace) that owns it. Stamped at admission. */
+  managedBy: "napwake.dev/managed-by",
+  /** On a workload: the replica count to restore on resume. A positive integer. */
+  pausedFrom: "napwake.dev/paused-from",
+  /** On a workload or Namespace: `"true"` protects it from being paused. */
+  protected: "napwake.dev/protected",
+  /** On a workload: RFC 3339 time of the last request the doorman held for it (debounced). */
+  lastRequest: "napwake.dev/last-request",
+  /** On a workload: RFC 3339 time of activity reported by anything else (a CI hook, a person). */
+  activity: "napwake.dev/activity",
+  /** On a ManagedWorkload: RFC 3339 time `kubectl napwake pause` asked for a pause. */
+  pauseRequested: "napwake.dev/pause-requested",
+  /** On a ManagedWorkload: RFC 3339 time `kubectl napwake resume` asked for a resume. */
+  resumeRequested: "napwake.dev/resume-requested",
+  /** On a workload: rightsizing mode for CPU (`off`, `audit`, `auto-patch`). */
+  cpuMode: "napwake.dev/cpu-mode",
+  /** On a workload: rightsizing mode for memory (`off`, `audit`, `auto-patch`). */
+  memoryMode: "napwake.dev/memory-mode",
+} as const;
+
+/** KEDA's own annotation: a ScaledObject with it holds its target at that many replicas. */
+export const kedaPausedReplicas = "autoscaling.keda.sh/paused-replicas";
+
+export const conditionTypes = {
+  /** The target exists, is not ignored or protected, and is under management. */
+  managed: "Managed",
+  /** The workload is scaled to zero by Napwake. */
+  paused: "Paused",
+  /** Another autoscaler (HPA, KEDA) scales the target. */
+  autoscaled: "Autoscaled",
+  /** A GitOps tool sets spec.replicas; the message says how to make it leave replicas alone. */
+  gitOpsReplicas: "GitOpsReplicas",
+  /** Decisions are made and recorded but nothing is scaled. */
+  dryRun: "DryRun",
+} as const;
+
+export const eventReasons = {
+  paused: "Paused",
+  resumed: "Resumed",
+  pauseSkipped: "PauseSkipped",
+  letGo: "LetGo",
+  adopted: "Adopted",
+  refused: "Refused",
+  scaledOutside: "ScaledOutsideNapwake",
+  dryRunPause: "DryRunPause",
+  autoscalerFound: "AutoscalerFound",
+} as const;
+
+export type EventReason = (typeof eventReasons)[keyof typeof eventReasons];
