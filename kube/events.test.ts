@@ -1,0 +1,201 @@
+import type { EventsV1Event } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { eventReasons } from "../api/keys.ts";
+import { FakeClock } from "./clock.ts";
+import {
+  buildEvent,
+  dedupKey,
+  dedupValue,
+  EventRecorder,
+  type EventsClient,
+  eventName,
+  Lru,
+  type ObjectRef,
+  type SkipInput,
+  shouldSendSkip,
+  truncateNote,
+} from "./events.ts";
+
+const web: ObjectRef = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  namespace: "shop",
+  name: "web",
+  uid: "u1",
+};
+const skip = (over: Partial<SkipInput> = {}): SkipInput => ({
+  regarding: web,
+  type: "Normal",
+  reason: eventReasons.pauseSkipped,
+  action: "Pause",
+  note: "an HPA scales web",
+  ...over,
+});
+
+/** Which of a sequence of skips are sent, replaying the recorder's de-dup decision over a plain map. */
+function sentOf(sequence: SkipInput[]): boolean[] {
+  const last = new Map<string, string>();
+  return sequence.map((e) => {
+    const send = shouldSendSkip(last.get(dedupKey(e)), e);
+    if (send) last.set(dedupKey(e), dedupValue(e));
+    return send;
+  });
+}
+
+describe("de-duplication of skips", () => {
+  it.each([
+    { name: "the first skip is sent", sequence: [skip()], want: [true] },
+    { name: "the same skip again is not", sequence: [skip(), skip(), skip()], want: [true, false, false] },
+    {
+      name: "a changed note is sent again",
+      sequence: [
+        skip(),
+        skip({ note: "a KEDA ScaledObject scales web" }),
+        skip({ note: "a KEDA ScaledObject scales web" }),
+      ],
+      want: [true, true, false],
+    },
+    {
+      name: "changed proposed values are sent again with the same note",
+      sequence: [
+        skip({ fingerprint: "replicas=0" }),
+        skip({ fingerprint: "replicas=1" }),
+        skip({ fingerprint: "replicas=1" }),
+      ],
+      want: [true, true, false],
+    },
+    {
+      name: "going back to an earlier note is a change too",
+      sequence: [skip({ note: "x" }), skip({ note: "y" }), skip({ note: "x" })],
+      want: [true, true, true],
+    },
+    {
+      name: "another reason is its own key",
+      sequence: [skip(), skip({ reason: eventReasons.refused })],
+      want: [true, true],
+    },
+    {
+      name: "another type is its own key",
+      sequence: [skip(), skip({ type: "Warning" })],
+      want: [true, true],
+    },
+    {
+      name: "a recreated object (new uid) is its own key",
+      sequence: [skip(), skip({ regarding: { ...web, uid: "u2" } })],
+      want: [true, true],
+    },
+  ])("$name", ({ sequence, want }) => {
+    expect(sentOf(sequence)).toEqual(want);
+  });
+});
+
+describe("Lru", () => {
+  it.each([
+    { name: "keeps up to its capacity", ops: ["a", "b"], capacity: 2, want: { a: 1, b: 1 } },
+    {
+      name: "forgets the oldest past capacity",
+      ops: ["a", "b", "c"],
+      capacity: 2,
+      want: { a: undefined, b: 1, c: 1 },
+    },
+    {
+      name: "a read counts as use",
+      ops: ["a", "b", "get a", "c"],
+      capacity: 2,
+      want: { a: 1, b: undefined, c: 1 },
+    },
+  ])("$name", ({ ops, capacity, want }) => {
+    const lru = new Lru<string, number>(capacity);
+    for (const op of ops) {
+      if (op.startsWith("get ")) lru.get(op.slice(4));
+      else lru.set(op, 1);
+    }
+    for (const [key, value] of Object.entries(want)) expect(lru.get(key)).toBe(value);
+  });
+});
+
+describe("buildEvent", () => {
+  it("fills every field events.k8s.io/v1 requires", () => {
+    const event = buildEvent(
+      { regarding: web, type: "Normal", reason: eventReasons.paused, action: "Pause", note: "idle for 30m" },
+      { reportingInstance: "napwake-0", nowMs: Date.UTC(2030, 0, 1) },
+    );
+    expect(JSON.parse(JSON.stringify(event))).toEqual({
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      metadata: { name: "web.1a46e83335d50000", namespace: "shop" },
+      eventTime: "2030-01-01T00:00:00.000000Z",
+      reportingController: "napwake.dev/operator",
+      reportingInstance: "napwake-0",
+      action: "Pause",
+      reason: "Paused",
+      type: "Normal",
+      note: "idle for 30m",
+      regarding: web,
+    });
+  });
+
+  it.each([
+    { name: "web", nowMs: 0, seq: 0, want: "web.0" },
+    { name: "web", nowMs: 1, seq: 7, want: "web.f4247" },
+    { name: "a".repeat(300), nowMs: 0, seq: 1, want: `${"a".repeat(200)}.1` },
+  ])("names the Event $want", ({ name, nowMs, seq, want }) => {
+    expect(eventName(name, nowMs, seq)).toBe(want);
+  });
+
+  it("puts Events about cluster-scoped objects in the default namespace", () => {
+    const ns: ObjectRef = { apiVersion: "v1", kind: "Namespace", name: "shop", uid: "n1" };
+    const event = buildEvent(
+      { regarding: ns, type: "Normal", reason: eventReasons.adopted, action: "Adopt", note: "" },
+      { reportingInstance: "p", nowMs: 0 },
+    );
+    expect(event.metadata?.namespace).toBe("default");
+  });
+
+  it.each([
+    { note: "short", bytes: 5 },
+    { note: "x".repeat(5_000), bytes: 1024 },
+    { note: "é".repeat(1_000), bytes: 1023 },
+  ])("keeps a note within 1 kB ($bytes bytes)", ({ note, bytes }) => {
+    expect(Buffer.byteLength(truncateNote(note))).toBe(bytes);
+  });
+});
+
+describe("EventRecorder", () => {
+  function recorder(fail: () => boolean = () => false) {
+    const created: EventsV1Event[] = [];
+    const client: EventsClient = {
+      createNamespacedEvent: async ({ body }) => {
+        if (fail()) throw new Error("connection refused");
+        created.push(body);
+        return body;
+      },
+    };
+    return {
+      created,
+      rec: new EventRecorder({ client, reportingInstance: "napwake-0", clock: new FakeClock() }),
+    };
+  }
+
+  it("sends every action", async () => {
+    const { created, rec } = recorder();
+    const paused = { ...skip(), reason: eventReasons.paused, note: "idle" };
+    expect([await rec.action(paused), await rec.action(paused)]).toEqual(["sent", "sent"]);
+    expect(created).toHaveLength(2);
+  });
+
+  it("sends two identical skips made at the same time once", async () => {
+    const { created, rec } = recorder();
+    expect(await Promise.all([rec.skip(skip()), rec.skip(skip())])).toEqual(["sent", "suppressed"]);
+    expect(created).toHaveLength(1);
+  });
+
+  it("sends a skip again after sending it failed", async () => {
+    let down = true;
+    const { created, rec } = recorder(() => down);
+    expect(await rec.skip(skip())).toBe("failed");
+    down = false;
+    expect(await rec.skip(skip())).toBe("sent");
+    expect(created).toHaveLength(1);
+  });
+});

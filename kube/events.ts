@@ -1,0 +1,205 @@
+import { type EventsV1Api, type EventsV1Event, V1MicroTime } from "@kubernetes/client-node";
+import type { EventReason } from "../api/keys.ts";
+import { type Clock, systemClock } from "./clock.ts";
+
+/**
+ * Events as the audit log (events.k8s.io/v1): every action is one Event; a skip or block is sent once per
+ * (object uid, type, reason) until its note or proposed values change, so a periodic check that keeps
+ * skipping for the same reason does not flood the API server.
+ */
+
+export const reportingController = "napwake.dev/operator";
+
+export type EventsClient = Pick<EventsV1Api, "createNamespacedEvent">;
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  /** Empty for cluster-scoped objects (a Namespace): their Events go to `default`. */
+  namespace?: string;
+  uid: string;
+  resourceVersion?: string;
+}
+
+export type EventType = "Normal" | "Warning";
+
+export interface EventInput {
+  regarding: ObjectRef;
+  type: EventType;
+  reason: EventReason;
+  /** What was done or would have been done, e.g. `Pause`, `Resume`, `LetGo`. */
+  action: string;
+  /** For people: what happened and why. */
+  note: string;
+  related?: ObjectRef;
+}
+
+export interface SkipInput extends EventInput {
+  /**
+   * The values the skipped step proposed (e.g. `replicas=0`), as one string: a change sends the skip again
+   * even when the note reads the same.
+   */
+  fingerprint?: string;
+}
+
+export type RecordResult = "sent" | "suppressed" | "failed";
+
+/** One key per (object uid, type, reason). */
+export function dedupKey(e: Pick<EventInput, "regarding" | "type" | "reason">): string {
+  return `${e.regarding.uid}\u0000${e.type}\u0000${e.reason}`;
+}
+
+/** What identifies a repeat of the same skip: its note and proposed values. */
+export function dedupValue(e: Pick<SkipInput, "note" | "fingerprint">): string {
+  return `${e.note}\u0000${e.fingerprint ?? ""}`;
+}
+
+/** Whether a skip is sent, given the value last sent under its key (undefined: never, or forgotten). */
+export function shouldSendSkip(lastSent: string | undefined, e: SkipInput): boolean {
+  return lastSent !== dedupValue(e);
+}
+
+/** A Map bounded to `capacity` entries that forgets the least recently used one first. */
+export class Lru<K, V> {
+  readonly #capacity: number;
+  readonly #map = new Map<K, V>();
+
+  constructor(capacity: number) {
+    if (!(capacity >= 1)) throw new Error("Lru: capacity must be at least 1");
+    this.#capacity = capacity;
+  }
+
+  get size(): number {
+    return this.#map.size;
+  }
+
+  get(key: K): V | undefined {
+    if (!this.#map.has(key)) return undefined;
+    const value = this.#map.get(key) as V;
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.#capacity) {
+      const oldest = this.#map.keys().next();
+      if (!oldest.done) this.#map.delete(oldest.value);
+    }
+  }
+
+  delete(key: K): void {
+    this.#map.delete(key);
+  }
+}
+
+const maxNoteBytes = 1024;
+const maxNamePrefix = 200;
+
+/** Cuts a note to the API's 1 kB limit, on a character boundary. */
+export function truncateNote(note: string): string {
+  if (Buffer.byteLength(note) <= maxNoteBytes) return note;
+  let cut = note.slice(0, maxNoteBytes - 3);
+  while (Buffer.byteLength(`${cut}…`) > maxNoteBytes) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+/**
+ * An Event name as client-go makes them: `<object name>.<hex nanoseconds>`. `seq` (a per-recorder counter)
+ * stands in for the nanoseconds a millisecond clock lacks, so two Events in one millisecond differ.
+ */
+export function eventName(objectName: string, nowMs: number, seq: number): string {
+  const nanos = BigInt(Math.floor(nowMs)) * 1_000_000n + BigInt(seq % 1_000_000);
+  return `${objectName.slice(0, maxNamePrefix)}.${nanos.toString(16)}`;
+}
+
+/** The Event object for one occurrence. */
+export function buildEvent(
+  e: EventInput,
+  opts: { reportingInstance: string; nowMs: number; seq?: number; controller?: string },
+): EventsV1Event {
+  const namespace = e.regarding.namespace || "default";
+  return {
+    apiVersion: "events.k8s.io/v1",
+    kind: "Event",
+    metadata: { name: eventName(e.regarding.name, opts.nowMs, opts.seq ?? 0), namespace },
+    eventTime: new V1MicroTime(opts.nowMs),
+    reportingController: opts.controller ?? reportingController,
+    reportingInstance: opts.reportingInstance,
+    action: e.action,
+    reason: e.reason,
+    type: e.type,
+    note: truncateNote(e.note),
+    regarding: { ...e.regarding },
+    ...(e.related ? { related: { ...e.related } } : {}),
+  };
+}
+
+export interface EventRecorderOptions {
+  client: EventsClient;
+  /** This replica: the pod name. */
+  reportingInstance: string;
+  /** How many (uid, type, reason) keys to remember for de-duplication. Default 10,000. */
+  dedupCapacity?: number;
+  clock?: Clock;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** Writes Events; never throws (a lost Event must not fail a reconcile), returns what happened. */
+export class EventRecorder {
+  readonly #opts: EventRecorderOptions;
+  readonly #clock: Clock;
+  readonly #sent: Lru<string, string>;
+  #seq = 0;
+
+  constructor(opts: EventRecorderOptions) {
+    this.#opts = opts;
+    this.#clock = opts.clock ?? systemClock;
+    this.#sent = new Lru(opts.dedupCapacity ?? 10_000);
+  }
+
+  /** An action taken (a pause, a resume, a let-go): always one Event. */
+  action(e: EventInput): Promise<RecordResult> {
+    return this.#send(e);
+  }
+
+  /** A skip or block: sent once until its note or fingerprint changes. */
+  async skip(e: SkipInput): Promise<RecordResult> {
+    const key = dedupKey(e);
+    if (!shouldSendSkip(this.#sent.get(key), e)) return "suppressed";
+    const value = dedupValue(e);
+    // Remembered before sending so that two concurrent identical skips send one Event.
+    this.#sent.set(key, value);
+    const result = await this.#send(e);
+    if (result === "failed" && this.#sent.get(key) === value) this.#sent.delete(key);
+    return result;
+  }
+
+  async #send(e: EventInput): Promise<RecordResult> {
+    const body = buildEvent(e, {
+      reportingInstance: this.#opts.reportingInstance,
+      nowMs: this.#clock.now(),
+      seq: this.#seq++,
+    });
+    try {
+      await this.#opts.client.createNamespacedEvent({
+        namespace: body.metadata?.namespace ?? "default",
+        body,
+      });
+      return "sent";
+    } catch (err) {
+      this.#opts.log?.warn(
+        {
+          err: err instanceof Error ? err.message : String(err),
+          reason: e.reason,
+          regarding: `${e.regarding.kind} ${e.regarding.namespace ?? ""}/${e.regarding.name}`,
+        },
+        "could not record an Event",
+      );
+      return "failed";
+    }
+  }
+}

@@ -1,0 +1,254 @@
+import { ApiException, type V1Lease, type V1LeaseSpec } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { FakeClock } from "./clock.ts";
+import {
+  decideLease,
+  LeaderElector,
+  type LeaseClient,
+  leaseSpecFor,
+  observe,
+  releasedSpec,
+  validateTimings,
+} from "./leader-election.ts";
+
+const t0 = Date.UTC(2030, 0, 1);
+const held = (holder: string, leaseDurationSeconds = 15): V1LeaseSpec => ({
+  holderIdentity: holder,
+  leaseDurationSeconds,
+});
+
+describe("decideLease: who may hold the lease now", () => {
+  it.each([
+    { name: "no Lease yet: create it", spec: undefined, observedAt: t0, now: t0, want: { action: "create" } },
+    {
+      name: "we hold it: renew",
+      spec: held("a"),
+      observedAt: t0,
+      now: t0 + 60_000,
+      want: { action: "renew" },
+    },
+    {
+      name: "a released lease (no holder): take it at once",
+      spec: held("", 1),
+      observedAt: t0,
+      now: t0,
+      want: { action: "acquire", because: "released" },
+    },
+    {
+      name: "a live lease of another: wait until it expires",
+      spec: held("b"),
+      observedAt: t0,
+      now: t0 + 14_999,
+      want: { action: "wait", holder: "b", expiresAtMs: t0 + 15_000 },
+    },
+    {
+      name: "another's lease not renewed for its duration since we saw it: take it",
+      spec: held("b"),
+      observedAt: t0,
+      now: t0 + 15_000,
+      want: { action: "acquire", because: "expired" },
+    },
+    {
+      name: "the holder's lease duration counts, not ours",
+      spec: held("b", 60),
+      observedAt: t0,
+      now: t0 + 30_000,
+      want: { action: "wait", holder: "b", expiresAtMs: t0 + 60_000 },
+    },
+  ])("$name", ({ spec, observedAt, now, want }) => {
+    expect(decideLease({ identity: "a", spec, observedAtMs: observedAt, nowMs: now })).toEqual(want);
+  });
+});
+
+describe("observe: expiry is counted from when a candidate first saw the lease's version", () => {
+  it.each([
+    { name: "first sight", previous: undefined, rv: "7", now: 5, want: { resourceVersion: "7", atMs: 5 } },
+    {
+      name: "same version later: keeps the first time",
+      previous: { resourceVersion: "7", atMs: 5 },
+      rv: "7",
+      now: 9,
+      want: { resourceVersion: "7", atMs: 5 },
+    },
+    {
+      name: "a new version (a renewal): restarts the count",
+      previous: { resourceVersion: "7", atMs: 5 },
+      rv: "8",
+      now: 9,
+      want: { resourceVersion: "8", atMs: 9 },
+    },
+  ])("$name", ({ previous, rv, now, want }) => {
+    expect(observe(previous, rv, now)).toEqual(want);
+  });
+});
+
+describe("the lease a candidate writes", () => {
+  const current: V1LeaseSpec = { ...held("b"), acquireTime: new Date(t0), leaseTransitions: 3 };
+  it.each([
+    {
+      name: "creating starts at zero transitions",
+      action: "create" as const,
+      current: undefined,
+      want: { holderIdentity: "a", leaseTransitions: 0, acquired: true },
+    },
+    {
+      name: "renewing keeps the acquire time and the transitions",
+      action: "renew" as const,
+      current: { ...current, holderIdentity: "a" },
+      want: { holderIdentity: "a", leaseTransitions: 3, acquired: false },
+    },
+    {
+      name: "acquiring counts a transition",
+      action: "acquire" as const,
+      current,
+      want: { holderIdentity: "a", leaseTransitions: 4, acquired: true },
+    },
+  ])("$name", ({ action, current, want }) => {
+    const spec = leaseSpecFor({ action }, current, "a", t0 + 1_000, 15);
+    expect(spec).toMatchObject({
+      holderIdentity: want.holderIdentity,
+      leaseTransitions: want.leaseTransitions,
+    });
+    expect(spec.leaseDurationSeconds).toBe(15);
+    expect(new Date(spec.renewTime ?? 0).getTime()).toBe(t0 + 1_000);
+    expect(new Date(spec.acquireTime ?? 0).getTime()).toBe(want.acquired ? t0 + 1_000 : t0);
+  });
+
+  it("writes times with microseconds, as the API server requires", () => {
+    const spec = leaseSpecFor({ action: "create" }, undefined, "a", t0 + 1, 15);
+    expect(JSON.parse(JSON.stringify(spec)).renewTime).toBe("2030-01-01T00:00:00.001000Z");
+  });
+
+  it("releasing empties the holder and keeps the transitions", () => {
+    expect(releasedSpec({ ...current, holderIdentity: "a" }, t0)).toMatchObject({
+      holderIdentity: "",
+      leaseDurationSeconds: 1,
+      leaseTransitions: 3,
+    });
+  });
+});
+
+describe("validateTimings", () => {
+  it.each([
+    { lease: 15_000, renew: 10_000, retry: 2_000, ok: true },
+    { lease: 10_000, renew: 10_000, retry: 2_000, ok: false },
+    { lease: 15_000, renew: 2_000, retry: 2_000, ok: false },
+    { lease: 500, renew: 200, retry: 100, ok: false },
+    { lease: 15_000, renew: 10_000, retry: 0, ok: false },
+  ])("lease $lease, renew $renew, retry $retry: valid $ok", ({ lease, renew, retry, ok }) => {
+    const check = () =>
+      validateTimings({ leaseDurationMs: lease, renewDeadlineMs: renew, retryPeriodMs: retry });
+    if (ok) expect(check).not.toThrow();
+    else expect(check).toThrow(/leader election/);
+  });
+});
+
+/** An in-memory Lease endpoint with the API server's optimistic concurrency. */
+class FakeLeaseServer {
+  lease: V1Lease | undefined;
+  #rv = 0;
+
+  client(isDown: () => boolean = () => false): LeaseClient {
+    const check = () => {
+      if (isDown()) throw new Error("connection refused");
+    };
+    const store = (body: V1Lease) => {
+      this.#rv++;
+      this.lease = JSON.parse(
+        JSON.stringify({ ...body, metadata: { ...body.metadata, resourceVersion: String(this.#rv) } }),
+      );
+      return structuredClone(this.lease as V1Lease);
+    };
+    return {
+      readNamespacedLease: async () => {
+        check();
+        if (!this.lease) throw new ApiException(404, "not found", {}, {});
+        return structuredClone(this.lease);
+      },
+      createNamespacedLease: async ({ body }) => {
+        check();
+        if (this.lease) throw new ApiException(409, "already exists", {}, {});
+        return store(body);
+      },
+      replaceNamespacedLease: async ({ body }) => {
+        check();
+        if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) {
+          throw new ApiException(409, "conflict", {}, {});
+        }
+        return store(body);
+      },
+    };
+  }
+}
+
+function candidates() {
+  const clock = new FakeClock(t0);
+  const server = new FakeLeaseServer();
+  const log: string[] = [];
+  const down = new Set<string>();
+  const elector = (identity: string) =>
+    new LeaderElector({
+      client: server.client(() => down.has(identity)),
+      namespace: "napwake-system",
+      name: "napwake",
+      identity,
+      clock,
+      onStartedLeading: (signal) => {
+        log.push(`${clock.now() - t0} ${identity} started`);
+        return new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+      },
+      onStoppedLeading: () => log.push(`${clock.now() - t0} ${identity} stopped`),
+    });
+  return { clock, server, log, down, a: elector("a"), b: elector("b") };
+}
+
+describe("LeaderElector on a fake API server and clock", () => {
+  it("one of two candidates leads and renews; the other waits", async () => {
+    const { clock, server, log, a, b } = candidates();
+    a.start();
+    await clock.advance(1);
+    b.start();
+    await clock.advance(60_000);
+    expect(log).toEqual(["0 a started"]);
+    expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+    expect(server.lease?.spec).toMatchObject({ holderIdentity: "a", leaseTransitions: 0 });
+  });
+
+  it("a crashed leader is replaced once the lease expires, not before", async () => {
+    const { clock, log, a, b } = candidates();
+    a.start();
+    await clock.advance(1);
+    b.start();
+    await clock.advance(10_000);
+    await a.stop({ release: false });
+    log.length = 0;
+    await clock.advance(30_000);
+    // a's last renewal was at 10 s (every 2 s from 0), b saw it at 10.001 s: b may take over from 25.001 s.
+    expect(log).toEqual(["26001 b started"]);
+  });
+
+  it("a gracefully stopped leader hands over at the standby's next attempt", async () => {
+    const { clock, server, log, a, b } = candidates();
+    a.start();
+    await clock.advance(1);
+    b.start();
+    await clock.advance(10_000);
+    await a.stop();
+    await clock.advance(2_000);
+    // b's attempts come every 2 s from 1 ms; the one at 10.001 s ran just before a stopped.
+    expect(log).toEqual(["0 a started", "10001 a stopped", "12001 b started"]);
+    expect(server.lease?.spec).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 });
+  });
+
+  it("a partitioned leader steps down at its renew deadline, before the standby takes over", async () => {
+    const { clock, down, log, a, b } = candidates();
+    a.start();
+    await clock.advance(1);
+    b.start();
+    await clock.advance(10_000);
+    down.add("a");
+    await clock.advance(30_000);
+    // a's last successful renewal was sent at 10 s: it stops at 20 s; b saw it at 10.001 s and takes over later.
+    expect(log).toEqual(["0 a started", "20000 a stopped", "26001 b started"]);
+  });
+});
