@@ -1,8 +1,14 @@
-import { type KubernetesObject, type KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node";
+import {
+  type KubernetesObject,
+  type KubernetesObjectApi,
+  loadYaml,
+  PatchStrategy,
+} from "@kubernetes/client-node";
 
 /**
  * Writes `objects` with server-side apply under one field manager. Each object carries only the fields
  * this manager owns; `force` takes over fields another manager set (only for objects we own outright).
+ * Objects are given in wire form (as in YAML manifests).
  */
 export async function serverSideApply<T extends KubernetesObject>(
   api: KubernetesObjectApi,
@@ -14,7 +20,7 @@ export async function serverSideApply<T extends KubernetesObject>(
   for (const object of objects) {
     applied.push(
       await api.patch(
-        object,
+        toClientModel(object),
         undefined,
         undefined,
         fieldManager,
@@ -24,4 +30,14 @@ export async function serverSideApply<T extends KubernetesObject>(
     );
   }
   return applied;
+}
+
+/**
+ * The client serialises known kinds through its typed models, which name some fields differently from the
+ * wire (`x-kubernetes-validations` is `xKubernetesValidations`, `default` is `_default`): a wire-form object
+ * would silently lose them, CRD defaults and CEL rules among them. Reading the object as the client reads
+ * YAML turns it into the model form the serialiser expects.
+ */
+export function toClientModel<T extends KubernetesObject>(object: T): T {
+  return loadYaml<T>(JSON.stringify(object));
 }

@@ -31,7 +31,7 @@ kwok_files=(
 all_built() {
   local b
   for b in "${binaries[@]}"; do [[ -x "$out/$b" ]] || return 1; done
-  [[ -s "$out/kwok-config.yaml" ]]
+  [[ -s "$out/kwok-config.yaml" ]] && [[ -s "$out/keda-scaledobjects-crd.yaml" ]]
 }
 
 copy_kwok_config() {
@@ -43,6 +43,19 @@ copy_kwok_config() {
     printf '\n---\n'
   done >"$out/kwok-config.yaml.tmp"
   mv "$out/kwok-config.yaml.tmp" "$out/kwok-config.yaml"
+}
+
+# KEDA's ScaledObject CRD, as KEDA ships it, for tests that hold a ScaledObject at zero. Only the module's
+# source is downloaded (in a scratch module, so no go.mod of ours changes); nothing of KEDA is built.
+copy_keda_crd() {
+  local src dir="$work/keda"
+  src="$(go env GOMODCACHE)/github.com/kedacore/keda/v2@$KEDA_VERSION"
+  if [[ ! -d "$src" ]]; then
+    new_module "$dir" keda
+    (cd "$dir" && go mod download "github.com/kedacore/keda/v2@$KEDA_VERSION")
+  fi
+  cat "$src/config/crd/bases/keda.sh_scaledobjects.yaml" >"$out/keda-scaledobjects-crd.yaml.tmp"
+  mv "$out/keda-scaledobjects-crd.yaml.tmp" "$out/keda-scaledobjects-crd.yaml"
 }
 
 if all_built; then
@@ -123,6 +136,7 @@ build_tool() {
   build_tool metrics-server "sigs.k8s.io/metrics-server@$METRICS_SERVER_VERSION" sigs.k8s.io/metrics-server/cmd/metrics-server
 
 [[ -s "$out/kwok-config.yaml" ]] || copy_kwok_config
+[[ -s "$out/keda-scaledobjects-crd.yaml" ]] || copy_keda_crd
 all_built || { log "a binary is missing from $out"; exit 1; }
 log "all binaries built in $((SECONDS - started)) s into $out"
 echo "$out"

@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import {
+  activitySources,
+  managedWorkloadCrd,
+  parseDuration,
+  phases,
+  specDefaults,
+} from "./managedworkload.ts";
+
+describe("parseDuration", () => {
+  it.each([
+    ["30m", 30 * 60_000],
+    ["2h", 7_200_000],
+    ["1h30m", 5_400_000],
+    ["90s", 90_000],
+    ["1.5h", 5_400_000],
+    ["250ms", 250],
+    ["0s", 0],
+    ["168h", 7 * 24 * 3_600_000],
+  ])("reads %s as %d ms", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(["", "30", "5x", "2d", "-5m", "1h 30m", "m", "1.h"])(
+    "refuses %j and shows valid examples",
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(
+        /is not a duration: write a number and a unit, such as 30m, 2h/,
+      );
+    },
+  );
+});
+
+describe("the CRD manifest and these types", () => {
+  const crd = parse(
+    readFileSync(join(import.meta.dirname, "../manifests/crds/managedworkload.yaml"), "utf8"),
+  );
+  const version = crd.spec.versions[0];
+  const spec = version.schema.openAPIV3Schema.properties.spec.properties;
+  const status = version.schema.openAPIV3Schema.properties.status.properties;
+
+  it("agree on names", () => {
+    expect(crd.metadata.name).toBe(managedWorkloadCrd.name);
+    expect(crd.spec.group).toBe(managedWorkloadCrd.group);
+    expect(version.name).toBe(managedWorkloadCrd.version);
+    expect(crd.spec.names).toMatchObject({
+      kind: managedWorkloadCrd.kind,
+      listKind: managedWorkloadCrd.listKind,
+      plural: managedWorkloadCrd.plural,
+      singular: managedWorkloadCrd.singular,
+    });
+  });
+
+  it("agree on phases and activity sources", () => {
+    expect(status.phase.enum).toEqual([...phases]);
+    expect(status.lastActivity.properties.source.enum).toEqual([...activitySources]);
+  });
+
+  it("agree on defaults", () => {
+    expect({
+      idleWindow: spec.idle.properties.window.default,
+      cpuThreshold: spec.idle.properties.cpuThreshold.default,
+      activeWhen: spec.idle.properties.activityQueries.items.properties.activeWhen.default,
+      forecastEnabled: spec.forecast.properties.enabled.default,
+      prewake: spec.forecast.properties.prewake.default,
+    }).toEqual(specDefaults);
+  });
+
+  it("accept every default duration", () => {
+    expect(parseDuration(specDefaults.idleWindow)).toBe(30 * 60_000);
+    expect(parseDuration(specDefaults.prewake)).toBe(10 * 60_000);
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * The ManagedWorkload custom resource: its types (matching manifests/crds/managedworkload.yaml) and pure helpers.
+ * Objects read from the API server have every schema default filled in; the `?` fields are those without one.
+ */
+import { apiVersion, group, version } from "./keys.ts";
+
+export const managedWorkloadCrd = {
+  group,
+  version,
+  apiVersion,
+  kind: "ManagedWorkload",
+  listKind: "ManagedWorkloadList",
+  plural: "managedworkloads",
+  singular: "managedworkload",
+  /** `<plural>.<group>`, the CustomResourceDefinition's name. */
+  name: `managedworkloads.${group}`,
+} as const;
+
+export const targetKinds = ["Deployment", "StatefulSet"] as const;
+export type TargetKind = (typeof targetKinds)[number];
+
+export const phases = ["Pending", "Awake", "Pausing", "Paused", "Resuming", "DryRun", "Unmanaged"] as const;
+export type Phase = (typeof phases)[number];
+
+export const activitySources = ["cpu", "prometheus", "request", "annotation", "manual", "scale-up"] as const;
+export type ActivitySource = (typeof activitySources)[number];
+
+export const activeWhenValues = ["Above", "Below"] as const;
+export type ActiveWhen = (typeof activeWhenValues)[number];
+
+export const gitOpsTools = ["argocd", "flux", "helm", "kubectl", "other"] as const;
+export type GitOpsTool = (typeof gitOpsTools)[number];
+
+export const autoscalerKinds = ["HorizontalPodAutoscaler", "ScaledObject"] as const;
+export type AutoscalerKind = (typeof autoscalerKinds)[number];
+
+/** The schema's defaults, for code that builds a spec itself (the opt-in reconcilers). */
+export const specDefaults = {
+  idleWindow: "30m",
+  cpuThreshold: "50m",
+  activeWhen: "Above",
+  forecastEnabled: true,
+  prewake: "10m",
+} as const;
+
+export interface TargetRef {
+  /** Always `apps/v1` (the default). */
+  apiVersion?: "apps/v1";
+  kind: TargetKind;
+  name: string;
+}
+
+export interface ActivityQuery {
+  name: string;
+  /** PromQL instant query returning one number. */
+  query: string;
+  threshold: number;
+  activeWhen?: ActiveWhen;
+}
+
+export interface IdleRules {
+  /** A duration such as `30m` (see parseDuration). */
+  window?: string;
+  /** A CPU quantity such as `50m`: the total of the workload's pods. */
+  cpuThreshold?: string;
+  activityQueries?: ActivityQuery[];
+}
+
+export interface ForecastSettings {
+  enabled?: boolean;
+  /** A duration such as `10m`. */
+  prewake?: string;
+}
+
+export interface Dependency {
+  kind: TargetKind;
+  name: string;
+}
+
+export interface ManagedWorkloadSpec {
+  /** Immutable. */
+  targetRef: TargetRef;
+  idle?: IdleRules;
+  forecast?: ForecastSettings;
+  dryRun?: boolean;
+  protected?: boolean;
+  dependencies?: Dependency[];
+}
+
+/** metav1.Condition as JSON (times are RFC 3339 strings). */
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export interface ManagedWorkloadStatus {
+  observedGeneration?: number;
+  phase?: Phase;
+  /** The replica count to restore on resume, while paused or pausing. */
+  pausedFrom?: number;
+  pausedAt?: string;
+  lastActivity?: { time?: string; source?: ActivitySource };
+  idleSince?: string;
+  autoscaler?: { kind?: AutoscalerKind; name?: string };
+  gitOps?: { tool?: GitOpsTool; manager?: string; message?: string };
+  dryRun?: { wouldPauseSince?: string; heldReplicaHours?: number };
+  conditions?: Condition[];
+  /** Owned by the forecast engine; the schema keeps whatever it writes. */
+  prediction?: Record<string, unknown>;
+}
+
+export interface ManagedWorkload {
+  apiVersion: typeof managedWorkloadCrd.apiVersion;
+  kind: typeof managedWorkloadCrd.kind;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: {
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller?: boolean;
+      blockOwnerDeletion?: boolean;
+    }[];
+  };
+  spec: ManagedWorkloadSpec;
+  status?: ManagedWorkloadStatus;
+}
+
+const unitMs: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+};
+// The grammar the CRD's CEL rules accept (a subset of Go's time.ParseDuration, which CEL's duration() uses).
+const durationPattern = /^(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))+$/;
+const durationPart = /(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)/g;
+
+/** Milliseconds in a duration such as `30m`, `2h`, `1h30m` or `90s`. Throws on anything else. */
+export function parseDuration(text: string): number {
+  if (!durationPattern.test(text)) {
+    throw new Error(
+      `"${text}" is not a duration: write a number and a unit, such as 30m, 2h or 1h30m (units s, m, h; for days write hours, e.g. 48h)`,
+    );
+  }
+  let ms = 0;
+  for (const [, amount, unit] of text.matchAll(durationPart))
+    ms += Number(amount) * (unitMs[unit ?? ""] ?? 0);
+  return ms;
+}

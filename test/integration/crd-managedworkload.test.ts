@@ -1,0 +1,262 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import {
+  type Clients,
+  clusterClients,
+  createTestNamespace,
+  deleteTestNamespace,
+  eventually,
+} from "./cluster.ts";
+import { installCrd, refusal, repoRoot } from "./crds.ts";
+
+const run = promisify(execFile);
+const crdPath = join(repoRoot, "manifests/crds/managedworkload.yaml");
+const { group, version, plural } = managedWorkloadCrd;
+
+type Spec = Record<string, unknown>;
+
+describe("the ManagedWorkload CRD", () => {
+  let clients: Clients;
+  let namespace: string;
+  let counter = 0;
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    await installCrd(clients, crdPath);
+    namespace = await createTestNamespace(clients, "crd-mw");
+  });
+  afterAll(async () => {
+    await deleteTestNamespace(clients, namespace);
+  });
+
+  const create = (spec: Spec, name = `mw-${++counter}`) =>
+    clients.custom.createNamespacedCustomObject({
+      group,
+      version,
+      plural,
+      namespace,
+      body: {
+        apiVersion: managedWorkloadCrd.apiVersion,
+        kind: managedWorkloadCrd.kind,
+        metadata: { name },
+        spec,
+      },
+    }) as Promise<ManagedWorkload>;
+
+  const kubectl = async (...args: string[]) => {
+    const { binDir, kubeconfig } = clients.info;
+    const { stdout } = await run(join(binDir, "kubectl"), [`--kubeconfig=${kubeconfig}`, ...args]);
+    return stdout.trim();
+  };
+
+  const target = { kind: "Deployment", name: "web" };
+
+  it("accepts a minimal ManagedWorkload and fills in the defaults", async () => {
+    const created = await create({
+      targetRef: target,
+      idle: { activityQueries: [{ name: "rps", query: "vector(1)", threshold: 0.5 }] },
+    });
+    expect(created.spec).toEqual({
+      targetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
+      idle: {
+        window: "30m",
+        cpuThreshold: "50m",
+        activityQueries: [{ name: "rps", query: "vector(1)", threshold: 0.5, activeWhen: "Above" }],
+      },
+      forecast: { enabled: true, prewake: "10m" },
+      dryRun: false,
+      protected: false,
+    });
+  });
+
+  it("accepts a full ManagedWorkload as written", async () => {
+    const spec = {
+      targetRef: { apiVersion: "apps/v1", kind: "StatefulSet", name: "db-0.primary" },
+      idle: {
+        window: "1h30m",
+        cpuThreshold: "0.2",
+        activityQueries: [
+          { name: "rps", query: "sum(rate(http_requests_total[5m]))", threshold: 1, activeWhen: "Above" },
+          { name: "queue-age", query: "time() - last_job_seconds", threshold: 600, activeWhen: "Below" },
+        ],
+      },
+      forecast: { enabled: false, prewake: "0s" },
+      dryRun: true,
+      protected: true,
+      dependencies: [
+        { kind: "Deployment", name: "cache" },
+        { kind: "StatefulSet", name: "cache" },
+      ],
+    };
+    expect((await create(spec)).spec).toEqual(spec);
+  });
+
+  it.each([
+    {
+      name: "a window that is not a duration",
+      spec: { targetRef: target, idle: { window: "5x" } },
+      message: /spec\.idle\.window must be a duration such as 30m, 2h or 1h30m/,
+    },
+    {
+      name: "a window given in days",
+      spec: { targetRef: target, idle: { window: "2d" } },
+      message: /spec\.idle\.window must be a duration .*for days write hours, e\.g\. 48h/,
+    },
+    {
+      name: "a window shorter than a minute",
+      spec: { targetRef: target, idle: { window: "10s" } },
+      message: /spec\.idle\.window must be at least 1m.*use e\.g\. 5m or more/,
+    },
+    {
+      name: "a window longer than seven days",
+      spec: { targetRef: target, idle: { window: "169h" } },
+      message: /spec\.idle\.window must be at most 168h \(7 days\)/,
+    },
+    {
+      name: "a target without a name",
+      spec: { targetRef: { kind: "Deployment" } },
+      message: /spec\.targetRef\.name is required: set it to the name of the Deployment or StatefulSet/,
+    },
+    {
+      name: "a target that is a Job",
+      spec: { targetRef: { kind: "Job", name: "backup" } },
+      message: /spec\.targetRef\.kind must be Deployment or StatefulSet/,
+    },
+    {
+      name: "a target in another API group",
+      spec: { targetRef: { apiVersion: "extensions/v1beta1", kind: "Deployment", name: "web" } },
+      message: /spec\.targetRef\.apiVersion must be apps\/v1: set it to apps\/v1 or leave it out/,
+    },
+    {
+      name: "two activity queries with the same name",
+      spec: {
+        targetRef: target,
+        idle: {
+          activityQueries: [
+            { name: "rps", query: "vector(1)", threshold: 1 },
+            { name: "rps", query: "vector(2)", threshold: 1 },
+          ],
+        },
+      },
+      message:
+        /spec\.idle\.activityQueries must have unique names: rename or remove the query whose name repeats/,
+    },
+    {
+      name: "an empty activity query",
+      spec: { targetRef: target, idle: { activityQueries: [{ name: "rps", query: "  ", threshold: 1 }] } },
+      message: /spec\.idle\.activityQueries\[\]\.query must be a PromQL query: it is empty/,
+    },
+    {
+      name: "a CPU threshold that is not a quantity",
+      spec: { targetRef: target, idle: { cpuThreshold: "lots" } },
+      message: /spec\.idle\.cpuThreshold must be a CPU quantity such as 50m, 0\.2 or 1/,
+    },
+    {
+      name: "a negative CPU threshold",
+      spec: { targetRef: target, idle: { cpuThreshold: "-100m" } },
+      message: /spec\.idle\.cpuThreshold must not be negative/,
+    },
+    {
+      name: "a pre-wake longer than a day",
+      spec: { targetRef: target, forecast: { prewake: "25h" } },
+      message: /spec\.forecast\.prewake must be at most 24h/,
+    },
+  ])("refuses $name with a message naming the field and the fix", async ({ spec, message }) => {
+    expect(await refusal(create(spec))).toMatch(message);
+  });
+
+  it("refuses a change of target and names the fix", async () => {
+    const created = await create({ targetRef: target });
+    const name = created.metadata.name;
+    const change = clients.custom.replaceNamespacedCustomObject({
+      group,
+      version,
+      plural,
+      namespace,
+      name,
+      body: {
+        ...created,
+        spec: { ...created.spec, targetRef: { ...created.spec.targetRef, name: "other" } },
+      },
+    });
+    expect(await refusal(change)).toMatch(
+      /spec\.targetRef is immutable: to manage another workload, delete this ManagedWorkload and create a new one/,
+    );
+  });
+
+  it("keeps status in its subresource and shows it in kubectl get columns", async () => {
+    const created = await create({ targetRef: { kind: "StatefulSet", name: "db" } }, "shown");
+    const status = {
+      observedGeneration: 1,
+      phase: "Paused",
+      pausedFrom: 3,
+      pausedAt: "2026-11-02T10:00:00Z",
+      lastActivity: { time: "2026-11-02T09:30:00Z", source: "request" },
+      conditions: [
+        {
+          type: "Paused",
+          status: "True",
+          lastTransitionTime: "2026-11-02T10:00:00Z",
+          reason: "IdleWindowPassed",
+          message: "idle for 30m",
+        },
+      ],
+      prediction: { state: { level: 1.5 }, nextActivity: "2026-11-03T08:00:00Z" },
+    };
+    // A status written with the object is dropped; the status subresource keeps it.
+    const replaced = (await clients.custom.replaceNamespacedCustomObject({
+      group,
+      version,
+      plural,
+      namespace,
+      name: "shown",
+      body: { ...created, status },
+    })) as ManagedWorkload;
+    expect(replaced.status).toBeUndefined();
+    const withStatus = (await clients.custom.replaceNamespacedCustomObjectStatus({
+      group,
+      version,
+      plural,
+      namespace,
+      name: "shown",
+      body: { ...replaced, status },
+    })) as ManagedWorkload;
+    expect(withStatus.status).toEqual(status);
+
+    const table = await kubectl(
+      "get",
+      "mw",
+      "--namespace",
+      namespace,
+      "--field-selector=metadata.name=shown",
+    );
+    const [header, row] = table.split("\n");
+    expect(header?.split(/\s+/)).toEqual([
+      "NAME",
+      "KIND",
+      "TARGET",
+      "PHASE",
+      "PAUSED-FROM",
+      "LAST-ACTIVITY",
+      "AGE",
+    ]);
+    expect(row?.split(/\s+/).slice(0, 5)).toEqual(["shown", "StatefulSet", "db", "Paused", "3"]);
+    // `kubectl get napwake` lists every Napwake resource.
+    expect(await kubectl("get", "napwake", "--namespace", namespace, "--output=name")).toContain(
+      "managedworkload.napwake.dev/shown",
+    );
+  });
+
+  it("explains its fields with kubectl explain", async () => {
+    // The API server publishes a new CRD's OpenAPI a moment after it is Established.
+    const explained = await eventually("kubectl explain managedworkload.spec.idle.window", async () => {
+      const text = await kubectl("explain", "managedworkload.spec.idle.window").catch(() => "");
+      return text.includes("How long the workload must stay idle") ? text : undefined;
+    });
+    expect(explained).toMatch(/GROUP:\s+napwake\.dev/);
+    expect(explained).toMatch(/at most 168h/);
+  });
+});
