@@ -15,3 +15,9 @@ export function percentChange(value: number, baseline: number): string {
   const change = ((value - baseline) / baseline) * 100;
   return `${change > 0 ? "+" : ""}${change.toFixed(0)}%`;
 }
+
+/** Nearest-rank percentile (p in 0..100) of samples; NaN when there are none. */
+export function percentile(samples: readonly number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}

@@ -1,4 +1,5 @@
 // Cost of the forecast engine: one refit + 24 h forecast with 14 days of history, and the CPU an
+import { percentile } from "../format.ts";
 // operator would spend per hour keeping many workloads learning.
 
 import { performance } from "node:perf_hooks";
@@ -28,9 +29,12 @@ export type SpeedReport = {
 };
 
 function percentiles(samples: number[]): Percentiles {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] ?? Number.NaN };
+  return {
+    p50: percentile(samples, 50),
+    p90: percentile(samples, 90),
+    p99: percentile(samples, 99),
+    max: Math.max(...samples),
+  };
 }
 
 /** `grid` needs at least 21 days: 14 to learn from, 7 more to time incremental updates over. */
