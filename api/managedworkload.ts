@@ -107,7 +107,7 @@ export interface ManagedWorkloadStatus {
   idleSince?: string;
   autoscaler?: { kind?: AutoscalerKind; name?: string };
   gitOps?: { tool?: GitOpsTool; manager?: string; message?: string };
-  dryRun?: { wouldPauseSince?: string; heldReplicaHours?: number };
+  dryRun?: { wouldPauseSince?: string; accountedAt?: string; heldReplicaHours?: number };
   conditions?: Condition[];
   /** Owned by the forecast engine; the schema keeps whatever it writes. */
   prediction?: Record<string, unknown>;

@@ -1,0 +1,403 @@
+import { describe, expect, it } from "vitest";
+import { annotations, labels } from "../../api/keys.ts";
+import type {
+  ManagedWorkload,
+  ManagedWorkloadSpec,
+  ManagedWorkloadStatus,
+} from "../../api/managedworkload.ts";
+import { decide } from "./decide.ts";
+import type { ActivitySample, Observation, TargetState } from "./observation.ts";
+
+const t0 = Date.parse("2026-03-02T10:00:00Z");
+const min = 60_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function mw(
+  spec: Partial<ManagedWorkloadSpec> = {},
+  status: ManagedWorkloadStatus = {},
+  meta: Partial<ManagedWorkload["metadata"]> = {},
+): ManagedWorkload {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: {
+      name: "web.deployment",
+      namespace: "shop",
+      generation: 1,
+      creationTimestamp: iso(t0 - 120 * min),
+      ...meta,
+    },
+    spec: {
+      targetRef: { kind: "Deployment", name: "web" },
+      idle: { window: "30m", cpuThreshold: "50m" },
+      ...spec,
+    },
+    status,
+  };
+}
+
+function target(
+  replicas: number,
+  annotationsOn: Record<string, string> = {},
+  labelsOn: Record<string, string> = {},
+): TargetState {
+  return {
+    kind: "Deployment",
+    name: "web",
+    namespace: "shop",
+    uid: "u1",
+    replicas,
+    labels: labelsOn,
+    annotations: annotationsOn,
+    managedFields: [],
+  };
+}
+
+const idle = (atMs: number): ActivitySample => ({ atMs, cpuCores: 0.01, queries: [], errors: [] });
+const busy = (atMs: number): ActivitySample => ({ atMs, cpuCores: 0.4, queries: [], errors: [] });
+
+function observe(over: Partial<Observation> = {}): Observation {
+  return {
+    nowMs: t0,
+    mw: mw(),
+    target: target(3),
+    namespace: { labels: {}, annotations: {} },
+    existingOwner: null,
+    autoscalers: [],
+    scaledObjects: [],
+    activity: idle(t0),
+    forecast: null,
+    settings: {
+      operatorNamespace: "napwake-system",
+      checkIntervalMs: 30_000,
+      pausedCheckIntervalMs: 300_000,
+    },
+    fieldManager: "napwake",
+    ...over,
+  };
+}
+
+const awakeFor = (minutes: number): ManagedWorkloadStatus => ({
+  lastActivity: { time: iso(t0 - minutes * min), source: "cpu" },
+});
+const pausedStatus = (pausedAtMs: number): ManagedWorkloadStatus => ({
+  phase: "Paused",
+  pausedFrom: 3,
+  pausedAt: iso(pausedAtMs),
+});
+
+describe("decide: the pause and wake lifecycle", () => {
+  it.each([
+    {
+      name: "pauses after the idle window when the forecast is quiet: record the count, then scale to zero",
+      obs: observe({ mw: mw({}, awakeFor(31)) }),
+      writes: [
+        { kind: "record-paused-from", replicas: 3 },
+        { kind: "scale", from: 3, to: 0 },
+      ],
+      phase: "Paused",
+      event: "Paused",
+    },
+    {
+      name: "stays awake inside the idle window",
+      obs: observe({ mw: mw({}, awakeFor(10)) }),
+      writes: [],
+      phase: "Awake",
+      event: undefined,
+    },
+    {
+      name: "counts CPU above the threshold as activity, which restarts the idle window",
+      obs: observe({ mw: mw({}, awakeFor(45)), activity: busy(t0) }),
+      writes: [],
+      phase: "Awake",
+      event: undefined,
+    },
+    {
+      name: "does not pause when the forecast vetoes it",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        forecast: { vetoPause: true, prewakeAtMs: null, reason: "traffic forecast at 10:20" },
+      }),
+      writes: [],
+      phase: "Awake",
+      event: undefined,
+    },
+    {
+      name: "does not pause when pod CPU is unknown, and says why once",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
+      }),
+      writes: [],
+      phase: "Awake",
+      event: "PauseSkipped",
+    },
+    {
+      name: "does not pause when an activity query failed",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        activity: {
+          atMs: t0,
+          cpuCores: 0,
+          queries: [{ name: "queue", active: null, error: "timeout" }],
+          errors: [],
+        },
+      }),
+      writes: [],
+      phase: "Awake",
+      event: "PauseSkipped",
+    },
+    {
+      name: "pauses on kubectl napwake pause even inside the idle window",
+      obs: observe({
+        mw: mw({}, awakeFor(1), { annotations: { [annotations.pauseRequested]: iso(t0 - 5_000) } }),
+      }),
+      writes: [
+        { kind: "record-paused-from", replicas: 3 },
+        { kind: "scale", from: 3, to: 0 },
+      ],
+      phase: "Paused",
+      event: "Paused",
+    },
+    {
+      name: "stays paused without new activity",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+      writes: [],
+      phase: "Paused",
+      event: undefined,
+    },
+    {
+      name: "wakes a paused workload on a request the doorman recorded: scale to the old count, then forget it",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+      }),
+      writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "wakes on kubectl napwake resume",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min), {
+          annotations: { [annotations.resumeRequested]: iso(t0 - 1_000) },
+        }),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "pre-wakes a paused workload when the forecast says so",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        forecast: { vetoPause: true, prewakeAtMs: t0 - 1_000, reason: "traffic forecast at 10:10" },
+      }),
+      writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "ignores a request older than the pause",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 90 * min) }),
+      }),
+      writes: [],
+      phase: "Paused",
+      event: undefined,
+    },
+    {
+      name: "treats a paused workload scaled up outside Napwake as awake and forgets its count",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(5, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "ScaledOutsideNapwake",
+    },
+    {
+      name: "finishes a resume that scaled up but died before forgetting the count",
+      obs: observe({ mw: mw({}, {}), target: target(3, { [annotations.pausedFrom]: "3" }) }),
+      writes: [{ kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "finishes a pause from the target's paused-from when status lost it",
+      obs: observe({ mw: mw({}, {}), target: target(0, { [annotations.pausedFrom]: "3" }), activity: null }),
+      writes: [],
+      phase: "Paused",
+      event: undefined,
+    },
+    {
+      name: "leaves alone a target scaled to zero outside Napwake",
+      obs: observe({ mw: mw({}, awakeFor(45)), target: target(0) }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "PauseSkipped",
+    },
+    {
+      name: "lets an ignored target go",
+      obs: observe({ target: target(3, {}, { [labels.ignore]: "" }) }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "LetGo",
+    },
+    {
+      name: "resumes a paused target before letting it go when it becomes protected",
+      obs: observe({
+        mw: mw({ protected: true }, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
+      phase: "Unmanaged",
+      event: "LetGo",
+    },
+    {
+      name: "protects workloads in a namespace annotated protected",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        namespace: { labels: {}, annotations: { [annotations.protected]: "true" } },
+      }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "LetGo",
+    },
+    {
+      name: "protects Napwake's own namespace",
+      obs: observe({
+        mw: { ...mw({}, awakeFor(45)), metadata: { ...mw().metadata, namespace: "napwake-system" } },
+      }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "LetGo",
+    },
+    {
+      name: "refuses a second owner of a target",
+      obs: observe({ existingOwner: "web-old" }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "Refused",
+    },
+    {
+      name: "reports a missing target",
+      obs: observe({ target: null }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "PauseSkipped",
+    },
+    {
+      name: "in dry-run decides to pause but never scales",
+      obs: observe({ mw: mw({ dryRun: true }, awakeFor(45)) }),
+      writes: [],
+      phase: "DryRun",
+      event: "DryRunPause",
+    },
+    {
+      name: "wakes a paused workload put in dry-run",
+      obs: observe({
+        mw: mw({ dryRun: true }, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "Resumed",
+    },
+  ])("$name", ({ obs, writes, phase, event }) => {
+    const d = decide(obs);
+    expect(d.writes).toEqual(writes);
+    expect(d.status.phase).toBe(phase);
+    expect(d.events[0]?.reason).toBe(event);
+  });
+});
+
+describe("decide: status", () => {
+  it("records paused-from and the pause time on a pause", () => {
+    const d = decide(observe({ mw: mw({}, awakeFor(31)) }));
+    expect(d.status).toMatchObject({
+      pausedFrom: 3,
+      pausedAt: iso(t0),
+      phase: "Paused",
+      observedGeneration: 1,
+    });
+    expect(d.status.conditions?.find((c) => c.type === "Paused")).toMatchObject({
+      status: "True",
+      lastTransitionTime: iso(t0),
+    });
+  });
+
+  it("adds up the replica-hours dry-run held back", () => {
+    const earlier = mw(
+      { dryRun: true },
+      {
+        ...awakeFor(90),
+        dryRun: { wouldPauseSince: iso(t0 - 60 * min), accountedAt: iso(t0 - 60 * min), heldReplicaHours: 1 },
+      },
+    );
+    const d = decide(observe({ mw: earlier }));
+    expect(d.status.dryRun).toEqual({
+      wouldPauseSince: iso(t0 - 60 * min),
+      accountedAt: iso(t0),
+      heldReplicaHours: 4,
+    });
+  });
+
+  it("keeps dry-run's total when the workload turns active again", () => {
+    const earlier = mw(
+      { dryRun: true },
+      { ...awakeFor(90), dryRun: { wouldPauseSince: iso(t0 - 60 * min), heldReplicaHours: 4 } },
+    );
+    expect(decide(observe({ mw: earlier, activity: busy(t0) })).status.dryRun).toEqual({
+      heldReplicaHours: 4,
+    });
+  });
+
+  it("asks to look again when the idle window will have passed", () => {
+    expect(decide(observe({ mw: mw({}, awakeFor(29.9)) })).requeueAfterMs).toBeLessThanOrEqual(30_000);
+  });
+
+  it("holds a KEDA ScaledObject while pausing and releases Napwake's hold on resume", () => {
+    const so = {
+      apiVersion: "keda.sh/v1alpha1",
+      kind: "ScaledObject",
+      metadata: { name: "web", namespace: "shop" },
+      spec: { scaleTargetRef: { name: "web" } },
+    };
+    const autoscalers = [{ kind: "ScaledObject" as const, name: "web" }];
+    const pause = decide(observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [so] }));
+    expect(pause.writes.map((w) => w.kind)).toEqual(["record-paused-from", "apply", "scale"]);
+    const held = {
+      ...so,
+      metadata: {
+        ...so.metadata,
+        annotations: { "autoscaling.keda.sh/paused-replicas": "0" },
+        managedFields: [
+          {
+            manager: "napwake",
+            operation: "Apply",
+            fieldsV1: { "f:metadata": { "f:annotations": { "f:autoscaling.keda.sh/paused-replicas": {} } } },
+          },
+        ],
+      },
+    };
+    const resume = decide(
+      observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min), {
+          annotations: { [annotations.resumeRequested]: iso(t0 - 1000) },
+        }),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        autoscalers,
+        scaledObjects: [held],
+      }),
+    );
+    expect(resume.writes.map((w) => w.kind)).toEqual(["apply", "scale", "forget-paused-from"]);
+  });
+});

@@ -1,0 +1,600 @@
+/**
+ * The ManagedWorkload reconciler's decision: from an Observation (plain data) to the writes to make, the
+ * status to write, the Events to send and when to look again. Pure.
+ *
+ * Pausing and resuming go through the scale subresource, whose writes are admitted as Scale objects and so
+ * cannot carry an annotation. The order of writes keeps the replica count safe if the operator dies between
+ * any two of them (every intermediate state is decided here from the target alone):
+ *
+ *   pause:  record napwake.dev/paused-from=N on the target -> hold a KEDA ScaledObject -> scale to 0
+ *   resume: release the ScaledObject -> scale to N -> forget paused-from
+ *
+ *   paused-from=N, replicas 0   paused: stays paused or is resumed to N
+ *   paused-from=N, replicas > 0 awake (a resume that finished its scale, a pause that did not reach its
+ *                               scale, or a scale-up outside Napwake): forget paused-from
+ *   no paused-from, replicas 0  scaled to zero outside Napwake: left alone
+ *
+ * A pause that died before its scale is abandoned (the workload stays up and is paused at a later check);
+ * a count once recorded is never lost, and a workload is never left at zero without its count.
+ */
+import { setCondition } from "../../api/conditions.ts";
+import { annotations, conditionTypes, eventReasons, labels } from "../../api/keys.ts";
+import {
+  type ActivitySource,
+  type Condition,
+  type ManagedWorkloadStatus,
+  type Phase,
+  parseDuration,
+  specDefaults,
+} from "../../api/managedworkload.ts";
+import { parseQuantity } from "../../kube/quantity.ts";
+import { decideClock } from "./activity-clock.ts";
+import { decideScaledObjectHold } from "./autoscalers.ts";
+import { replicasOwner } from "./gitops.ts";
+import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
+
+const hourMs = 3_600_000;
+
+export function decide(obs: Observation): Decision {
+  const base = baseStatus(obs);
+  if (obs.existingOwner) {
+    return unmanaged(
+      obs,
+      base,
+      "OwnerConflict",
+      `ManagedWorkload ${obs.existingOwner} already manages this target; delete this one or point it at another workload`,
+    );
+  }
+  const target = obs.target;
+  if (!target) {
+    const ref = obs.mw.spec.targetRef;
+    return unmanaged(
+      obs,
+      base,
+      "TargetNotFound",
+      `${ref.kind} ${obs.mw.metadata.namespace}/${ref.name} does not exist`,
+    );
+  }
+  const status = withTargetFacts(obs, target, base);
+  const pausedFrom = pausedFromOf(target);
+  const letGo = letGoReason(obs, target);
+  if (letGo) return letGoDecision(obs, target, status, pausedFrom, letGo);
+  if (pausedFrom !== null && target.replicas > 0) return awakeAgain(obs, target, status, pausedFrom);
+  if (pausedFrom !== null) return whilePaused(obs, target, status, pausedFrom);
+  if (target.replicas === 0) {
+    return unmanaged(
+      obs,
+      status,
+      "ScaledToZeroOutside",
+      "scaled to zero outside Napwake; scale it up and Napwake manages it again",
+    );
+  }
+  return whileAwake(obs, target, status);
+}
+
+// ---- status helpers ----
+
+function baseStatus(obs: Observation): ManagedWorkloadStatus {
+  return { ...(obs.mw.status ?? {}), observedGeneration: obs.mw.metadata.generation ?? 0 };
+}
+
+function condition(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  type: string,
+  state: Condition["status"],
+  reason: string,
+  message: string,
+): ManagedWorkloadStatus {
+  return {
+    ...status,
+    conditions: setCondition(
+      status.conditions,
+      { type, status: state, reason, message },
+      iso(obs.nowMs),
+      obs.mw.metadata.generation,
+    ),
+  };
+}
+
+function withPhase(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  phase: Phase,
+  managed: { reason: string; message: string } | null,
+): ManagedWorkloadStatus {
+  const next = { ...status, phase };
+  return managed
+    ? condition(obs, next, conditionTypes.managed, "False", managed.reason, managed.message)
+    : condition(obs, next, conditionTypes.managed, "True", "Managed", "the target is under management");
+}
+
+/** Autoscalers and GitOps ownership of replicas, reported on every managed reconcile. */
+function withTargetFacts(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+): ManagedWorkloadStatus {
+  const [autoscaler] = obs.autoscalers;
+  let next: ManagedWorkloadStatus = autoscaler
+    ? condition(
+        obs,
+        { ...status, autoscaler: { kind: autoscaler.kind, name: autoscaler.name } },
+        conditionTypes.autoscaled,
+        "True",
+        autoscaler.kind,
+        `${autoscaler.kind} ${autoscaler.name} scales the target${autoscaler.kind === "ScaledObject" ? "; it is held at zero while paused" : "; it leaves a target at zero alone"}`,
+      )
+    : condition(
+        obs,
+        withoutKey(status, "autoscaler"),
+        conditionTypes.autoscaled,
+        "False",
+        "None",
+        "no HPA or KEDA ScaledObject scales the target",
+      );
+  const owner = replicasOwner(
+    { kind: target.kind, name: target.name },
+    target.managedFields,
+    obs.fieldManager,
+  );
+  next = owner
+    ? condition(
+        obs,
+        { ...next, gitOps: { tool: owner.tool, manager: owner.manager, message: owner.message } },
+        conditionTypes.gitOpsReplicas,
+        "True",
+        owner.tool,
+        owner.message,
+      )
+    : condition(
+        obs,
+        withoutKey(next, "gitOps"),
+        conditionTypes.gitOpsReplicas,
+        "False",
+        "None",
+        "no GitOps tool sets spec.replicas",
+      );
+  return next;
+}
+
+function unmanaged(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  reason: string,
+  message: string,
+): Decision {
+  return {
+    writes: [],
+    status: withPhase(obs, status, "Unmanaged", { reason, message }),
+    events: [
+      {
+        type: reason === "OwnerConflict" ? "Warning" : "Normal",
+        reason: reason === "OwnerConflict" ? eventReasons.refused : eventReasons.pauseSkipped,
+        note: message,
+        kind: "skip",
+      },
+    ],
+    requeueAfterMs: null,
+    summary: `unmanaged: ${message}`,
+  };
+}
+
+// ---- letting go ----
+
+function letGoReason(obs: Observation, target: TargetState): { reason: string; message: string } | null {
+  if (target.labels[labels.ignore] !== undefined) {
+    return { reason: "Ignored", message: `the target carries the ${labels.ignore} label` };
+  }
+  const ns = obs.mw.metadata.namespace;
+  if (ns === "kube-system" || ns === obs.settings.operatorNamespace) {
+    return {
+      reason: "Protected",
+      message: `namespace ${ns} is protected: Napwake never pauses workloads there`,
+    };
+  }
+  if (obs.mw.spec.protected) return { reason: "Protected", message: "spec.protected is true" };
+  if (target.annotations[annotations.protected] === "true") {
+    return { reason: "Protected", message: `the target is annotated ${annotations.protected}=true` };
+  }
+  if (obs.namespace?.annotations[annotations.protected] === "true") {
+    return { reason: "Protected", message: `namespace ${ns} is annotated ${annotations.protected}=true` };
+  }
+  return null;
+}
+
+function letGoDecision(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  pausedFrom: number | null,
+  why: { reason: string; message: string },
+): Decision {
+  const writes: Write[] =
+    pausedFrom === null
+      ? []
+      : target.replicas === 0
+        ? resumeWrites(obs, pausedFrom)
+        : [...releaseHolds(obs), { kind: "forget-paused-from" }];
+  const resumed = pausedFrom !== null && target.replicas === 0;
+  const next = withPhase(obs, notPaused(obs, status, why.reason, why.message), "Unmanaged", why);
+  return {
+    writes,
+    status: next,
+    events: [
+      resumed
+        ? {
+            type: "Normal",
+            reason: eventReasons.letGo,
+            note: `${why.message}; resumed to ${pausedFrom} replicas before letting go`,
+            kind: "action",
+          }
+        : { type: "Normal", reason: eventReasons.letGo, note: why.message, kind: "skip" },
+    ],
+    requeueAfterMs: null,
+    summary: `let go: ${why.message}`,
+  };
+}
+
+// ---- paused ----
+
+function awakeAgain(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  pausedFrom: number,
+): Decision {
+  const finishedResume = target.replicas === pausedFrom;
+  const note = finishedResume
+    ? `finished resuming to ${pausedFrom} replicas`
+    : `scaled to ${target.replicas} replicas outside Napwake while paused (from ${pausedFrom}); treated as awake`;
+  let next = notPaused(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
+  if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
+  return {
+    writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
+    status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
+    events: [
+      {
+        type: "Normal",
+        reason: finishedResume ? eventReasons.resumed : eventReasons.scaledOutside,
+        note,
+        kind: "action",
+      },
+    ],
+    requeueAfterMs: obs.settings.checkIntervalMs,
+    summary: note,
+  };
+}
+
+function whilePaused(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  pausedFrom: number,
+): Decision {
+  const pausedSinceMs = timeOf(status.pausedAt) ?? conditionTime(status, conditionTypes.paused, "True");
+  const activity = latestActivity(obs, target, status);
+  const wake = obs.mw.spec.dryRun
+    ? {
+        action: "wake" as const,
+        reason: "dry-run is on: a paused workload is woken and only decisions are recorded",
+        nextCheckAtMs: null,
+      }
+    : decideClock({
+        nowMs: obs.nowMs,
+        lastActivityMs: activity ? activity.ms : null,
+        awakeSinceMs: null,
+        pausedSinceMs,
+        paused: true,
+        idleWindowMs: idleWindowMs(obs),
+        forecast: obs.forecast,
+      });
+  if (wake.action === "wake") {
+    const note = `resumed to ${pausedFrom} replicas: ${wake.reason}`;
+    const next = notPaused(
+      obs,
+      {
+        ...status,
+        ...(activity ? { lastActivity: { time: iso(activity.ms), source: activity.source } } : {}),
+      },
+      "Resumed",
+      note,
+    );
+    return {
+      writes: resumeWrites(obs, pausedFrom),
+      status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
+      events: [{ type: "Normal", reason: eventReasons.resumed, note, kind: "action" }],
+      requeueAfterMs: obs.settings.checkIntervalMs,
+      summary: note,
+    };
+  }
+  const next = condition(
+    obs,
+    { ...status, pausedFrom, pausedAt: status.pausedAt ?? iso(obs.nowMs) },
+    conditionTypes.paused,
+    "True",
+    "Idle",
+    `paused from ${pausedFrom} replicas`,
+  );
+  return {
+    writes: holdScaledObjects(obs),
+    status: withPhase(obs, next, "Paused", null),
+    events: [],
+    requeueAfterMs: untilNext(obs, wake.nextCheckAtMs, obs.settings.pausedCheckIntervalMs),
+    summary: `paused: ${wake.reason}`,
+  };
+}
+
+// ---- awake ----
+
+function whileAwake(obs: Observation, target: TargetState, status: ManagedWorkloadStatus): Decision {
+  const activity = latestActivity(obs, target, status);
+  // Read before this reconcile's condition update: a workload never paused has been awake since it was adopted.
+  const awakeSinceMs =
+    conditionTime(status, conditionTypes.paused, "False") ??
+    timeOf(obs.mw.metadata.creationTimestamp) ??
+    obs.nowMs;
+  let next: ManagedWorkloadStatus = activity
+    ? { ...status, lastActivity: { time: iso(activity.ms), source: activity.source } }
+    : status;
+  next = notPaused(obs, next, "Active", "the workload is awake");
+  const pauseRequested = timeOf(obs.mw.metadata.annotations?.[annotations.pauseRequested]);
+  const manual = pauseRequested !== null && pauseRequested > awakeSinceMs && pauseRequested <= obs.nowMs;
+  const clock = manual
+    ? {
+        action: "pause" as const,
+        reason: `kubectl napwake pause at ${iso(pauseRequested)}`,
+        nextCheckAtMs: null,
+      }
+    : decideClock({
+        nowMs: obs.nowMs,
+        lastActivityMs: activity ? activity.ms : null,
+        awakeSinceMs,
+        pausedSinceMs: null,
+        paused: false,
+        idleWindowMs: idleWindowMs(obs),
+        forecast: obs.forecast,
+      });
+  const requeue = untilNext(obs, clock.nextCheckAtMs, obs.settings.checkIntervalMs);
+  if (clock.action !== "pause") {
+    return stayAwake(
+      obs,
+      dryRunAwake(obs, next),
+      clock.reason,
+      requeue,
+      obs.mw.spec.dryRun ? "DryRun" : "Awake",
+    );
+  }
+  const unknown = manual ? null : unknownActivity(obs);
+  if (unknown) {
+    return {
+      ...stayAwake(obs, next, `not pausing: ${unknown}`, obs.settings.checkIntervalMs, "Awake"),
+      events: [
+        {
+          type: "Warning",
+          reason: eventReasons.pauseSkipped,
+          note: `idle window passed but activity is unknown: ${unknown}`,
+          kind: "skip",
+        },
+      ],
+    };
+  }
+  if (obs.mw.spec.dryRun) return dryRunPause(obs, target, next, clock.reason);
+  const note = `paused from ${target.replicas} replicas: ${clock.reason}`;
+  next = condition(
+    obs,
+    { ...next, pausedFrom: target.replicas, pausedAt: iso(obs.nowMs) },
+    conditionTypes.paused,
+    "True",
+    manual ? "Requested" : "Idle",
+    note,
+  );
+  return {
+    writes: [
+      { kind: "record-paused-from", replicas: target.replicas },
+      ...holdScaledObjects(obs),
+      { kind: "scale", from: target.replicas, to: 0 },
+    ],
+    status: withPhase(obs, withoutKey(next, "dryRun"), "Paused", null),
+    events: [{ type: "Normal", reason: eventReasons.paused, note, kind: "action" }],
+    requeueAfterMs: obs.settings.pausedCheckIntervalMs,
+    summary: note,
+  };
+}
+
+function stayAwake(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  reason: string,
+  requeueAfterMs: number,
+  phase: Phase,
+): Decision {
+  return {
+    writes: [],
+    status: withPhase(obs, status, phase, null),
+    events: [],
+    requeueAfterMs,
+    summary: `awake: ${reason}`,
+  };
+}
+
+/** In dry-run, an awake workload that would not be paused keeps its total and stops adding to it. */
+function dryRunAwake(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
+  if (!obs.mw.spec.dryRun) return withoutKey(status, "dryRun");
+  return { ...status, dryRun: { heldReplicaHours: status.dryRun?.heldReplicaHours ?? 0 } };
+}
+
+/** Dry-run decides but never scales; it adds up the replica-hours a pause would have saved. */
+function dryRunPause(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  reason: string,
+): Decision {
+  const previous = status.dryRun ?? {};
+  const since = previous.wouldPauseSince ?? iso(obs.nowMs);
+  const accountedMs = timeOf(previous.accountedAt) ?? obs.nowMs;
+  const heldReplicaHours =
+    (previous.heldReplicaHours ?? 0) + (target.replicas * Math.max(0, obs.nowMs - accountedMs)) / hourMs;
+  const next = {
+    ...status,
+    dryRun: {
+      wouldPauseSince: since,
+      accountedAt: iso(obs.nowMs),
+      heldReplicaHours: round(heldReplicaHours),
+    },
+  };
+  const note = `dry-run: would pause ${target.replicas} replicas (${reason})`;
+  return {
+    writes: [],
+    status: condition(
+      obs,
+      withPhase(obs, next, "DryRun", null),
+      conditionTypes.dryRun,
+      "True",
+      "WouldPause",
+      note,
+    ),
+    events: [
+      {
+        type: "Normal",
+        reason: eventReasons.dryRunPause,
+        note: `dry-run: would pause ${target.replicas} replicas`,
+        kind: "skip",
+        fingerprint: String(target.replicas),
+      },
+    ],
+    requeueAfterMs: obs.settings.checkIntervalMs,
+    summary: note,
+  };
+}
+
+// ---- activity ----
+
+interface Activity {
+  ms: number;
+  source: ActivitySource;
+}
+
+/** The newest activity known: from status, the target's annotations, and this reconcile's measurement. */
+function latestActivity(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+): Activity | null {
+  const candidates: Activity[] = [];
+  const add = (ms: number | null, source: ActivitySource) => {
+    if (ms !== null && ms <= obs.nowMs) candidates.push({ ms, source });
+  };
+  add(timeOf(status.lastActivity?.time), status.lastActivity?.source ?? "annotation");
+  add(timeOf(target.annotations[annotations.lastRequest]), "request");
+  add(timeOf(target.annotations[annotations.activity]), "annotation");
+  add(timeOf(obs.mw.metadata.annotations?.[annotations.resumeRequested]), "manual");
+  const sample = obs.activity;
+  if (sample) {
+    if (sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThreshold(obs))
+      add(sample.atMs, "cpu");
+    if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
+  }
+  return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
+}
+
+/** Why idleness cannot be trusted right now, or null: a pause needs a fresh, complete measurement. */
+function unknownActivity(obs: Observation): string | null {
+  const sample = obs.activity;
+  if (!sample) return "no activity measurement in this check";
+  if (sample.cpuCores === null)
+    return `pod CPU unknown (${sample.errors.join("; ") || "metrics unavailable"})`;
+  const failed = sample.queries.filter((q) => q.active === null);
+  if (failed.length)
+    return `activity queries failed: ${failed.map((q) => `${q.name}: ${q.error ?? "no value"}`).join("; ")}`;
+  return null;
+}
+
+// ---- writes ----
+
+function resumeWrites(obs: Observation, pausedFrom: number): Write[] {
+  return [...releaseHolds(obs), { kind: "scale", from: 0, to: pausedFrom }, { kind: "forget-paused-from" }];
+}
+
+function holdScaledObjects(obs: Observation): Write[] {
+  return scaledObjectWrites(obs, true);
+}
+
+function releaseHolds(obs: Observation): Write[] {
+  return scaledObjectWrites(obs, false);
+}
+
+function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
+  const names = new Set(obs.autoscalers.filter((a) => a.kind === "ScaledObject").map((a) => a.name));
+  return obs.scaledObjects
+    .filter((so) => names.has(so.metadata?.name ?? ""))
+    .map((so) => decideScaledObjectHold(so, hold, obs.fieldManager))
+    .flatMap((d): Write[] =>
+      d.action === "apply" && d.object ? [{ kind: "apply", object: d.object, why: d.reason }] : [],
+    );
+}
+
+// ---- small pure helpers ----
+
+function notPaused(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  reason: string,
+  message: string,
+): ManagedWorkloadStatus {
+  return condition(obs, status, conditionTypes.paused, "False", reason, message);
+}
+
+/** napwake.dev/paused-from as a count; a malformed value counts as absent (the validating webhook refuses it). */
+export function pausedFromOf(target: TargetState): number | null {
+  const raw = target.annotations[annotations.pausedFrom];
+  if (raw === undefined || !/^[1-9]\d*$/.test(raw)) return null;
+  return Number(raw);
+}
+
+function idleWindowMs(obs: Observation): number {
+  return parseDuration(obs.mw.spec.idle?.window ?? specDefaults.idleWindow);
+}
+
+function cpuThreshold(obs: Observation): number {
+  return parseQuantity(obs.mw.spec.idle?.cpuThreshold ?? specDefaults.cpuThreshold);
+}
+
+function conditionTime(
+  status: ManagedWorkloadStatus,
+  type: string,
+  state: Condition["status"],
+): number | null {
+  const c = status.conditions?.find((x) => x.type === type);
+  return c && c.status === state ? timeOf(c.lastTransitionTime) : null;
+}
+
+function untilNext(obs: Observation, atMs: number | null, otherwiseMs: number): number {
+  return atMs === null ? otherwiseMs : Math.max(1_000, Math.min(otherwiseMs, atMs - obs.nowMs));
+}
+
+function timeOf(value: string | undefined | null): number | null {
+  if (!value) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+function withoutKey<T extends object, K extends keyof T>(object: T, key: K): T {
+  const { [key]: _, ...rest } = object;
+  return rest as T;
+}
+
+function withoutKeys<T extends object>(object: T, keys: (keyof T)[]): T {
+  return keys.reduce((acc, k) => withoutKey(acc, k), object);
+}
+
+export type { EventIntent };

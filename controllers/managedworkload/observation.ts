@@ -1,0 +1,81 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { EventReason } from "../../api/keys.ts";
+import type { ManagedWorkload, ManagedWorkloadStatus, TargetKind } from "../../api/managedworkload.ts";
+import type { ForecastAdvice } from "./activity-clock.ts";
+import type { FoundAutoscaler, ScaledObject } from "./autoscalers.ts";
+import type { ManagedFieldsEntry } from "./gitops.ts";
+
+/** The workload a ManagedWorkload targets, as read from the informer cache. */
+export interface TargetState {
+  kind: TargetKind;
+  name: string;
+  namespace: string;
+  uid: string;
+  /** spec.replicas. */
+  replicas: number;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  managedFields: ManagedFieldsEntry[];
+}
+
+/** One measurement of the workload's activity; `null` values are unknown (the source failed). */
+export interface ActivitySample {
+  atMs: number;
+  /** Total CPU of the workload's pods, in cores. */
+  cpuCores: number | null;
+  queries: { name: string; active: boolean | null; error?: string }[];
+  errors: string[];
+}
+
+export interface ReconcilerSettings {
+  /** Namespaces Napwake never pauses in, besides kube-system: its own. */
+  operatorNamespace: string;
+  /** How often an awake workload's activity is measured. */
+  checkIntervalMs: number;
+  /** How often a paused workload is looked at without new input (its activity queries, its forecast). */
+  pausedCheckIntervalMs: number;
+}
+
+/** Everything a decision is made from: plain data, read from caches and measurements. */
+export interface Observation {
+  nowMs: number;
+  mw: ManagedWorkload;
+  target: TargetState | null;
+  namespace: { labels: Record<string, string>; annotations: Record<string, string> } | null;
+  /** An older ManagedWorkload that already manages the same target. */
+  existingOwner: string | null;
+  autoscalers: FoundAutoscaler[];
+  scaledObjects: ScaledObject[];
+  /** Measured this time, or null when this reconcile did not measure. */
+  activity: ActivitySample | null;
+  forecast: ForecastAdvice | null;
+  settings: ReconcilerSettings;
+  fieldManager: string;
+}
+
+/** A write to the cluster, made in the order given; each intermediate state is one `decide` handles. */
+export type Write =
+  | { kind: "record-paused-from"; replicas: number }
+  | { kind: "forget-paused-from" }
+  /** Through the scale subresource, only if the target still has `from` replicas. */
+  | { kind: "scale"; from: number; to: number }
+  | { kind: "apply"; object: KubernetesObject; why: string };
+
+export interface EventIntent {
+  type: "Normal" | "Warning";
+  reason: EventReason;
+  note: string;
+  /** An action is always sent; a skip only when its note or fingerprint changed. */
+  kind: "action" | "skip";
+  fingerprint?: string;
+}
+
+export interface Decision {
+  writes: Write[];
+  status: ManagedWorkloadStatus;
+  events: EventIntent[];
+  /** When to look again without new input; null when only new input can change the answer. */
+  requeueAfterMs: number | null;
+  /** One line on what was decided and why, for logs. */
+  summary: string;
+}
