@@ -1,0 +1,311 @@
+/**
+ * The ManagedWorkload controller: the IO around decide(). Informers keep caches of ManagedWorkloads, their
+ * targets, Namespaces and autoscalers; the work queue runs one reconcile per `namespace/name` key at a time.
+ * A reconcile re-reads everything from the caches (whatever woke it), measures activity when a periodic
+ * check is due, decides, writes in order, records Events and writes status if it changed.
+ */
+import { isDeepStrictEqual } from "node:util";
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  makeInformer,
+  type V1Deployment,
+  type V1HorizontalPodAutoscaler,
+  type V1Namespace,
+  type V1StatefulSet,
+  type V2HorizontalPodAutoscaler,
+} from "@kubernetes/client-node";
+import { annotations } from "../../api/keys.ts";
+import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
+import type { Clock } from "../../kube/clock.ts";
+import type { EventRecorder } from "../../kube/events.ts";
+import { type KeptInformer, keepInformer } from "../../kube/informer.ts";
+import { labelSelectorString } from "../../kube/selectors.ts";
+import {
+  type Outcome,
+  type Priority,
+  type QueueMetrics,
+  type ReconcileContext,
+  WorkQueue,
+} from "../../kube/workqueue.ts";
+import type { ForecastAdvice } from "./activity-clock.ts";
+import { autoscalersFor, type ScaledObject, scaledObjectApiVersion } from "./autoscalers.ts";
+import { decide, pausedFromOf } from "./decide.ts";
+import type { ActivityMeter } from "./measure.ts";
+import type { ActivitySample, Decision, ReconcilerSettings, TargetState } from "./observation.ts";
+import { type ClusterWrites, makeWrites } from "./writes.ts";
+
+type Workload = V1Deployment | V1StatefulSet;
+
+export interface ControllerDeps {
+  kc: KubeConfig;
+  clock: Clock;
+  writes: ClusterWrites;
+  events: EventRecorder;
+  meter: ActivityMeter;
+  settings: ReconcilerSettings;
+  fieldManager: string;
+  maxConcurrentReconciles?: number;
+  /** The forecast's advice for a workload; the forecast engine plugs in here. */
+  forecast?: (mw: ManagedWorkload, nowMs: number) => ForecastAdvice | null;
+  metrics?: QueueMetrics;
+  log: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+}
+
+export interface ManagedWorkloadController {
+  /** Queue a key, e.g. when the doorman holds a request for the workload. */
+  enqueue(key: string, priority: Priority): void;
+  stop(): Promise<void>;
+}
+
+export async function startManagedWorkloadController(
+  deps: ControllerDeps,
+): Promise<ManagedWorkloadController> {
+  const { kc } = deps;
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  const lastSample = new Map<string, ActivitySample>();
+  let queue: WorkQueue | undefined;
+  const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
+
+  const mwPath = `/apis/${managedWorkloadCrd.group}/${managedWorkloadCrd.version}/${managedWorkloadCrd.plural}`;
+  const listMws = () =>
+    custom.listClusterCustomObject({
+      group: managedWorkloadCrd.group,
+      version: managedWorkloadCrd.version,
+      plural: managedWorkloadCrd.plural,
+    }) as Promise<{ items: ManagedWorkload[] }>;
+  const mws = await keepInformer(makeInformer<KubernetesObject>(kc, mwPath, listMws as never), {
+    onChange: () => undefined,
+  });
+  const mwCache = mws.cache as unknown as KeptInformer<ManagedWorkload & KubernetesObject>["cache"];
+
+  // A change to a workload queues the ManagedWorkloads that target it, at the priority its state calls for.
+  const queueTargetOwners = (obj: KubernetesObject, kind: TargetKind) => {
+    const ns = obj.metadata?.namespace ?? "";
+    for (const mw of mwCache.list(ns)) {
+      if (mw.spec.targetRef.kind === kind && mw.spec.targetRef.name === obj.metadata?.name) {
+        enqueue(`${ns}/${mw.metadata.name}`, targetPriority(obj as Workload));
+      }
+    }
+  };
+  const deployments = await keepInformer(
+    makeInformer<V1Deployment>(kc, "/apis/apps/v1/deployments", () => apps.listDeploymentForAllNamespaces()),
+  );
+  const statefulSets = await keepInformer(
+    makeInformer<V1StatefulSet>(kc, "/apis/apps/v1/statefulsets", () =>
+      apps.listStatefulSetForAllNamespaces(),
+    ),
+  );
+  const namespaces = await keepInformer(
+    makeInformer<V1Namespace>(kc, "/api/v1/namespaces", () => core.listNamespace()),
+  );
+  const hpas = await keepInformer(
+    makeInformer<V2HorizontalPodAutoscaler>(kc, "/apis/autoscaling/v2/horizontalpodautoscalers", () =>
+      autoscaling.listHorizontalPodAutoscalerForAllNamespaces(),
+    ),
+  );
+  const scaledObjects = await optionalScaledObjects(kc, custom);
+  for (const [informer, kind] of [
+    [deployments, "Deployment"],
+    [statefulSets, "StatefulSet"],
+  ] as const) {
+    const cache = informer.cache as unknown as { on(verb: string, cb: (o: KubernetesObject) => void): void };
+    for (const verb of ["add", "update", "delete"]) cache.on(verb, (o) => queueTargetOwners(o, kind));
+  }
+  const mwEvents = mws.cache as unknown as { on(verb: string, cb: (o: ManagedWorkload) => void): void };
+  for (const verb of ["add", "update"]) {
+    mwEvents.on(verb, (mw) => enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw)));
+  }
+
+  const targetOf = (mw: ManagedWorkload): Workload | undefined => {
+    const ref = mw.spec.targetRef;
+    const cache = ref.kind === "Deployment" ? deployments.cache : statefulSets.cache;
+    return cache.get(ref.name, mw.metadata.namespace) as Workload | undefined;
+  };
+
+  async function reconcile(key: string, ctx: ReconcileContext): Promise<Outcome> {
+    const [namespace = "", name = ""] = key.split("/");
+    const mw = mwCache.get(name, namespace);
+    if (!mw) {
+      lastSample.delete(key);
+      return { done: true };
+    }
+    const nowMs = deps.clock.now();
+    const workload = targetOf(mw);
+    const target = workload ? targetState(workload, mw.spec.targetRef.kind) : null;
+    const activity = await measureIfDue(key, mw, workload, target, nowMs, ctx);
+    const decision = decide({
+      nowMs,
+      mw,
+      target,
+      namespace: namespaceMeta(namespaces.cache.get(namespace)),
+      existingOwner: existingOwner(mw, mwCache.list(namespace)),
+      autoscalers: target
+        ? autoscalersFor(
+            target,
+            hpas.cache.list(namespace) as V1HorizontalPodAutoscaler[],
+            scaledObjects?.cache.list(namespace) ?? [],
+          )
+        : [],
+      scaledObjects: (scaledObjects?.cache.list(namespace) ?? []) as ScaledObject[],
+      activity,
+      forecast: deps.forecast?.(mw, nowMs) ?? null,
+      settings: deps.settings,
+      fieldManager: deps.fieldManager,
+    });
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (target) await makeWrites(decision.writes, target, deps.writes);
+    await recordEvents(mw, decision);
+    if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
+      await deps.writes.writeStatus(mw, decision.status);
+    }
+    deps.log.info(
+      { key, phase: decision.status.phase, writes: decision.writes.length, why: decision.summary },
+      "reconciled",
+    );
+    return decision.requeueAfterMs === null
+      ? { done: true }
+      : { requeueAfterMs: decision.requeueAfterMs, priority: "periodic" };
+  }
+
+  async function measureIfDue(
+    key: string,
+    mw: ManagedWorkload,
+    workload: Workload | undefined,
+    target: TargetState | null,
+    nowMs: number,
+    ctx: ReconcileContext,
+  ): Promise<ActivitySample | null> {
+    if (!workload || !target) return null;
+    const previous = lastSample.get(key);
+    const paused = pausedFromOf(target) !== null;
+    const queries = mw.spec.idle?.activityQueries ?? [];
+    // Paused workloads have no pods: only their queries can tell activity.
+    if (paused && queries.length === 0) return null;
+    const interval = paused ? deps.settings.pausedCheckIntervalMs : deps.settings.checkIntervalMs;
+    if (previous && nowMs - previous.atMs < interval / 2) return previous;
+    const sample = await deps.meter.measure({
+      namespace: target.namespace,
+      selector: labelSelectorString(workload.spec?.selector),
+      replicas: target.replicas,
+      queries,
+      nowMs,
+      signal: ctx.signal,
+    });
+    lastSample.set(key, sample);
+    return sample;
+  }
+
+  async function recordEvents(mw: ManagedWorkload, decision: Decision) {
+    const regarding = {
+      apiVersion: mw.apiVersion,
+      kind: mw.kind,
+      name: mw.metadata.name,
+      namespace: mw.metadata.namespace,
+      uid: mw.metadata.uid ?? "",
+    };
+    for (const e of decision.events) {
+      const input = { regarding, type: e.type, reason: e.reason, action: e.reason, note: e.note };
+      if (e.kind === "action") await deps.events.action(input);
+      else await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });
+    }
+  }
+
+  queue = new WorkQueue({
+    reconcile,
+    clock: deps.clock,
+    ...(deps.maxConcurrentReconciles ? { maxConcurrentReconciles: deps.maxConcurrentReconciles } : {}),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    log: deps.log,
+  });
+  for (const mw of mwCache.list()) enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, "change");
+
+  return {
+    enqueue,
+    async stop() {
+      await queue?.shutdown({ deadlineMs: 10_000 });
+      await Promise.all(
+        [mws, deployments, statefulSets, namespaces, hpas, scaledObjects].map((i) => i?.stop()),
+      );
+    },
+  };
+}
+
+/** What a change of the target says about urgency: a workload scaled up from zero is woken first. */
+function targetPriority(workload: Workload): Priority {
+  const annotationsOn = workload.metadata?.annotations ?? {};
+  if (annotationsOn[annotations.pausedFrom] !== undefined) {
+    return (workload.spec?.replicas ?? 0) > 0 ? "resume-in-progress" : "wake";
+  }
+  return "change";
+}
+
+function mwPriority(mw: ManagedWorkload): Priority {
+  const a = mw.metadata.annotations ?? {};
+  return a[annotations.resumeRequested] || a[annotations.pauseRequested] ? "wake" : "change";
+}
+
+function targetState(workload: Workload, kind: TargetKind): TargetState {
+  return {
+    kind,
+    name: workload.metadata?.name ?? "",
+    namespace: workload.metadata?.namespace ?? "",
+    uid: workload.metadata?.uid ?? "",
+    replicas: workload.spec?.replicas ?? 1,
+    labels: workload.metadata?.labels ?? {},
+    annotations: workload.metadata?.annotations ?? {},
+    managedFields: (workload.metadata?.managedFields ?? []) as TargetState["managedFields"],
+  };
+}
+
+function namespaceMeta(ns: V1Namespace | undefined) {
+  return ns ? { labels: ns.metadata?.labels ?? {}, annotations: ns.metadata?.annotations ?? {} } : null;
+}
+
+/** The oldest other ManagedWorkload with the same target owns it (ties broken by name). */
+export function existingOwner(mw: ManagedWorkload, all: readonly ManagedWorkload[]): string | null {
+  const key = (m: ManagedWorkload) => `${m.metadata.creationTimestamp ?? ""}\u0000${m.metadata.name}`;
+  const rivals = all.filter(
+    (m) =>
+      m.metadata.name !== mw.metadata.name &&
+      m.spec.targetRef.kind === mw.spec.targetRef.kind &&
+      m.spec.targetRef.name === mw.spec.targetRef.name &&
+      key(m) < key(mw),
+  );
+  return rivals.sort((a, b) => key(a).localeCompare(key(b)))[0]?.metadata.name ?? null;
+}
+
+async function optionalScaledObjects(kc: KubeConfig, custom: CustomObjectsApi) {
+  const list = () =>
+    custom.listClusterCustomObject({
+      group: "keda.sh",
+      version: "v1alpha1",
+      plural: "scaledobjects",
+    }) as Promise<{
+      items: KubernetesObject[];
+    }>;
+  try {
+    await list();
+  } catch {
+    return undefined; // KEDA is not installed: no ScaledObjects to hold.
+  }
+  return keepInformer(
+    makeInformer<KubernetesObject>(kc, `/apis/${scaledObjectApiVersion}/scaledobjects`, list as never),
+  );
+}
+
+/** Status read back from the API server has no undefined members; compare like with like. */
+function stripUndefined<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

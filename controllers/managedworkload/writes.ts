@@ -1,0 +1,164 @@
+import {
+  type AppsV1Api,
+  type CustomObjectsApi,
+  type KubernetesObject,
+  type KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
+import { annotations } from "../../api/keys.ts";
+import {
+  type ManagedWorkload,
+  type ManagedWorkloadStatus,
+  managedWorkloadCrd,
+} from "../../api/managedworkload.ts";
+import { serverSideApply } from "../../kube/apply.ts";
+import type { TargetState, Write } from "./observation.ts";
+
+/** Every write the ManagedWorkload reconciler makes; tests wrap it to inject faults between writes. */
+export interface ClusterWrites {
+  recordPausedFrom(target: TargetState, replicas: number): Promise<void>;
+  forgetPausedFrom(target: TargetState): Promise<void>;
+  scale(target: TargetState, from: number, to: number): Promise<void>;
+  apply(object: KubernetesObject): Promise<void>;
+  writeStatus(mw: ManagedWorkload, status: ManagedWorkloadStatus): Promise<void>;
+}
+
+/** The target changed under us: the write was not made; the next reconcile re-reads and decides again. */
+export class StaleTargetError extends Error {}
+
+export function clusterWrites(clients: {
+  apps: AppsV1Api;
+  custom: CustomObjectsApi;
+  objects: KubernetesObjectApi;
+  fieldManager: string;
+}): ClusterWrites {
+  const { apps, custom, objects, fieldManager } = clients;
+  const pausedFromPath = `/metadata/annotations/${annotations.pausedFrom.replace("/", "~1")}`;
+  return {
+    async recordPausedFrom(target, replicas) {
+      // Server-side apply of the one annotation: Napwake owns exactly this field of the workload.
+      await serverSideApply(
+        objects,
+        [
+          {
+            apiVersion: "apps/v1",
+            kind: target.kind,
+            metadata: {
+              name: target.name,
+              namespace: target.namespace,
+              annotations: { [annotations.pausedFrom]: String(replicas) },
+            },
+          },
+        ],
+        fieldManager,
+        { force: true },
+      );
+    },
+    async forgetPausedFrom(target) {
+      // A JSON patch guarded by a test: removes the count only if it is still the one we decided on,
+      // whoever set it (a person may have set it by hand).
+      const value = target.annotations[annotations.pausedFrom];
+      const patch = [
+        { op: "test", path: pausedFromPath, value },
+        { op: "remove", path: pausedFromPath },
+      ];
+      const options = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
+      try {
+        if (target.kind === "Deployment") {
+          await apps.patchNamespacedDeployment(
+            { name: target.name, namespace: target.namespace, body: patch, fieldManager },
+            options,
+          );
+        } else {
+          await apps.patchNamespacedStatefulSet(
+            { name: target.name, namespace: target.namespace, body: patch, fieldManager },
+            options,
+          );
+        }
+      } catch (err) {
+        if (httpCode(err) === 422)
+          throw new StaleTargetError(`paused-from of ${target.kind} ${target.name} changed`);
+        throw err;
+      }
+    },
+    async scale(target, from, to) {
+      const ref = { name: target.name, namespace: target.namespace };
+      const current =
+        target.kind === "Deployment"
+          ? await apps.readNamespacedDeploymentScale(ref)
+          : await apps.readNamespacedStatefulSetScale(ref);
+      // The Scale API omits a zero count.
+      const replicas = current.spec?.replicas ?? 0;
+      if (replicas === to) return;
+      if (replicas !== from) {
+        throw new StaleTargetError(
+          `${target.kind} ${target.name} has ${replicas} replicas, expected ${from}`,
+        );
+      }
+      const body = { ...current, spec: { replicas: to } };
+      try {
+        // The read resourceVersion makes this conditional: a concurrent change fails it with a conflict.
+        if (target.kind === "Deployment")
+          await apps.replaceNamespacedDeploymentScale({ ...ref, body, fieldManager });
+        else await apps.replaceNamespacedStatefulSetScale({ ...ref, body, fieldManager });
+      } catch (err) {
+        if (httpCode(err) === 409)
+          throw new StaleTargetError(`${target.kind} ${target.name} changed while scaling`);
+        throw err;
+      }
+    },
+    async apply(object) {
+      await serverSideApply(objects, [object], fieldManager);
+    },
+    async writeStatus(mw, status) {
+      await custom.patchNamespacedCustomObjectStatus(
+        {
+          group: managedWorkloadCrd.group,
+          version: managedWorkloadCrd.version,
+          namespace: mw.metadata.namespace,
+          plural: managedWorkloadCrd.plural,
+          name: mw.metadata.name,
+          body: {
+            apiVersion: mw.apiVersion,
+            kind: mw.kind,
+            metadata: { name: mw.metadata.name, namespace: mw.metadata.namespace },
+            status,
+          },
+          fieldManager,
+          force: true,
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
+      );
+    },
+  };
+}
+
+/** Makes the writes of a decision, in order. */
+export async function makeWrites(
+  writes: readonly Write[],
+  target: TargetState,
+  cluster: ClusterWrites,
+): Promise<void> {
+  for (const write of writes) {
+    switch (write.kind) {
+      case "record-paused-from":
+        await cluster.recordPausedFrom(target, write.replicas);
+        break;
+      case "forget-paused-from":
+        await cluster.forgetPausedFrom(target);
+        break;
+      case "scale":
+        await cluster.scale(target, write.from, write.to);
+        break;
+      case "apply":
+        await cluster.apply(write.object);
+        break;
+    }
+  }
+}
+
+export function httpCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "number" ? code : undefined;
+}

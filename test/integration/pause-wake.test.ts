@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { annotations } from "../../api/keys.ts";
+import { managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import {
+  type Clients,
+  clusterClients,
+  createTestNamespace,
+  deleteTestNamespace,
+  eventually,
+} from "./cluster.ts";
+import {
+  installManagedWorkloadCrd,
+  managedWorkload,
+  readManagedWorkload,
+  shiftedClock,
+  startController,
+} from "./operator-support.ts";
+import { httpDeployment } from "./workloads.ts";
+
+const minute = 60_000;
+
+describe("pause and wake on the real control plane", () => {
+  let clients: Clients;
+  let namespace: string;
+  let controller: ManagedWorkloadController;
+  const clock = shiftedClock();
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    await installManagedWorkloadCrd(clients);
+    namespace = await createTestNamespace(clients, "pause");
+    controller = await startController(clients, clock);
+  });
+  afterAll(async () => {
+    await controller?.stop();
+    await deleteTestNamespace(clients, namespace);
+  });
+
+  const replicas = async () =>
+    (await clients.apps.readNamespacedDeployment({ namespace, name: "web" })).spec?.replicas;
+  const pausedFrom = async () =>
+    (await clients.apps.readNamespacedDeployment({ namespace, name: "web" })).metadata?.annotations?.[
+      annotations.pausedFrom
+    ];
+
+  it("pauses an idle workload to zero, remembering its count, and resumes it to exactly that count", async () => {
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: httpDeployment({ namespace, name: "web", replicas: 3, cpu: "5m" }),
+    });
+    await clients.custom.createNamespacedCustomObject({
+      group: managedWorkloadCrd.group,
+      version: managedWorkloadCrd.version,
+      plural: managedWorkloadCrd.plural,
+      namespace,
+      body: managedWorkload(namespace, "web.deployment", "web"),
+    });
+    const awake = await eventually("the workload is seen awake", async () => {
+      const mw = await readManagedWorkload(clients, namespace, "web.deployment");
+      return mw.status?.phase === "Awake" ? mw : undefined;
+    });
+    expect(awake.status?.observedGeneration).toBe(1);
+
+    // Let the idle window pass; pod CPU (5m) is under the threshold (50m) once metrics-server has it.
+    clock.advance(2 * minute);
+    await eventually(
+      "paused to zero with paused-from=3",
+      async () => ((await replicas()) === 0 && (await pausedFrom()) === "3" ? true : undefined),
+      120_000,
+    );
+    const paused = await eventually("status says Paused", async () => {
+      const mw = await readManagedWorkload(clients, namespace, "web.deployment");
+      return mw.status?.phase === "Paused" ? mw : undefined;
+    });
+    expect(paused.status?.pausedFrom).toBe(3);
+    expect(paused.status?.conditions?.find((c) => c.type === "Paused")?.status).toBe("True");
+    const events = await clients.kc
+      .makeApiClient((await import("@kubernetes/client-node")).EventsV1Api)
+      .listNamespacedEvent({ namespace });
+    expect(
+      events.items.filter((e) => e.reason === "Paused" && e.regarding?.name === "web.deployment"),
+    ).toHaveLength(1);
+
+    // kubectl napwake resume: an annotation the next reconcile acts on.
+    await clients.custom.patchNamespacedCustomObject({
+      group: managedWorkloadCrd.group,
+      version: managedWorkloadCrd.version,
+      plural: managedWorkloadCrd.plural,
+      namespace,
+      name: "web.deployment",
+      body: [
+        {
+          op: "add",
+          path: "/metadata/annotations",
+          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
+        },
+      ],
+    });
+    await eventually("resumed to exactly 3 with paused-from gone", async () =>
+      (await replicas()) === 3 && (await pausedFrom()) === undefined ? true : undefined,
+    );
+    const resumed = await eventually("status says Awake", async () => {
+      const mw = await readManagedWorkload(clients, namespace, "web.deployment");
+      return mw.status?.phase === "Awake" ? mw : undefined;
+    });
+    expect(resumed.status?.pausedFrom).toBeUndefined();
+    expect(resumed.status?.lastActivity?.source).toBe("manual");
+  });
+});
