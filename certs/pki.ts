@@ -32,7 +32,7 @@ export interface PkiDeps {
   keyBits: number;
 }
 
-const defaultDeps: PkiDeps = {
+export const defaultPkiDeps: PkiDeps = {
   // A positive 128-bit serial: clear the top bit so DER does not read it as negative.
   randomSerial: () => {
     const bytes = randomBytes(16);
@@ -45,7 +45,7 @@ const defaultDeps: PkiDeps = {
 // Clock skew between replicas and the API server must not make a fresh certificate "not yet valid".
 const backdateMs = 5 * 60 * 1000;
 
-export function createCertificateAuthority(req: AuthorityRequest, deps: PkiDeps = defaultDeps): KeyPair {
+export function createCertificateAuthority(req: AuthorityRequest, deps: PkiDeps = defaultPkiDeps): KeyPair {
   const keys = forge.pki.rsa.generateKeyPair({ bits: deps.keyBits });
   const cert = baseCertificate(keys.publicKey, req.commonName, req.notBefore, req.validForMs, deps);
   cert.setIssuer(cert.subject.attributes);
@@ -58,7 +58,11 @@ export function createCertificateAuthority(req: AuthorityRequest, deps: PkiDeps 
   return toPem(cert, keys.privateKey);
 }
 
-export function issueCertificate(ca: KeyPair, req: CertificateRequest, deps: PkiDeps = defaultDeps): KeyPair {
+export function issueCertificate(
+  ca: KeyPair,
+  req: CertificateRequest,
+  deps: PkiDeps = defaultPkiDeps,
+): KeyPair {
   const caCert = forge.pki.certificateFromPem(ca.certPem);
   const caKey = forge.pki.privateKeyFromPem(ca.keyPem);
   const keys = forge.pki.rsa.generateKeyPair({ bits: deps.keyBits });

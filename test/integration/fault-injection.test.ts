@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { annotations } from "../../api/keys.ts";
+import { managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import type { ClusterWrites } from "../../controllers/managedworkload/writes.ts";
+import {
+  type Clients,
+  clusterClients,
+  createTestNamespace,
+  deleteTestNamespace,
+  eventually,
+} from "./cluster.ts";
+import {
+  installManagedWorkloadCrd,
+  managedWorkload,
+  readManagedWorkload,
+  realWrites,
+  shiftedClock,
+  startController,
+} from "./operator-support.ts";
+import { httpDeployment } from "./workloads.ts";
+
+const minute = 60_000;
+
+/**
+ * Writes that all go through until armed; once armed, `limit` more are made and every later one fails for
+ * good: the operator died there (status writes count as writes too).
+ */
+function dyingWrites(real: ClusterWrites): ClusterWrites & { made: string[]; arm(limit: number): void } {
+  const made: string[] = [];
+  let limit = Number.POSITIVE_INFINITY;
+  const guard =
+    <A extends unknown[]>(name: string, write: (...args: A) => Promise<void>) =>
+    async (...args: A) => {
+      if (made.length >= limit) throw new Error(`operator killed after ${limit} writes`);
+      await write(...args);
+      if (Number.isFinite(limit)) made.push(name);
+    };
+  return {
+    made,
+    arm(n) {
+      limit = n;
+    },
+    recordPausedFrom: guard("record-paused-from", real.recordPausedFrom),
+    forgetPausedFrom: guard("forget-paused-from", real.forgetPausedFrom),
+    scale: guard("scale", real.scale),
+    apply: guard("apply", real.apply),
+    writeStatus: guard("status", real.writeStatus),
+  };
+}
+
+describe("killing the operator between any two writes of a pause or a resume", () => {
+  let clients: Clients;
+  let namespace: string;
+  const running: ManagedWorkloadController[] = [];
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    await installManagedWorkloadCrd(clients);
+    namespace = await createTestNamespace(clients, "faults");
+    // All targets up front, so metrics-server has their pods' CPU by the time each case needs it.
+    for (const name of ["p1", "p2", "r1", "r2"]) {
+      await clients.apps.createNamespacedDeployment({
+        namespace,
+        body: httpDeployment({ namespace, name, replicas: 2, cpu: "5m" }),
+      });
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(running.map((c) => c.stop()));
+    await deleteTestNamespace(clients, namespace);
+  });
+
+  const deployment = async (name: string) => {
+    const d = await clients.apps.readNamespacedDeployment({ namespace, name });
+    return { replicas: d.spec?.replicas, pausedFrom: d.metadata?.annotations?.[annotations.pausedFrom] };
+  };
+  const createMw = (name: string) =>
+    clients.custom.createNamespacedCustomObject({
+      group: managedWorkloadCrd.group,
+      version: managedWorkloadCrd.version,
+      plural: managedWorkloadCrd.plural,
+      namespace,
+      body: managedWorkload(namespace, `${name}.deployment`, name),
+    });
+  // Each case's controllers see every ManagedWorkload: a finished case removes its own.
+  const deleteMw = async (name: string) => {
+    await clients.custom.deleteNamespacedCustomObject({
+      group: managedWorkloadCrd.group,
+      version: managedWorkloadCrd.version,
+      plural: managedWorkloadCrd.plural,
+      namespace,
+      name: `${name}.deployment`,
+    });
+  };
+  const phaseOf = async (name: string) =>
+    (await readManagedWorkload(clients, namespace, `${name}.deployment`)).status?.phase;
+  const run = async (clock: ReturnType<typeof shiftedClock>, writes?: ClusterWrites) => {
+    const controller = await startController(clients, clock, writes);
+    running.push(controller);
+    return controller;
+  };
+  const kill = async (controller: ManagedWorkloadController) => {
+    await controller.stop();
+    running.splice(running.indexOf(controller), 1);
+  };
+
+  it.each([1, 2])("a pause killed after write %i is completed by the next operator", async (limit) => {
+    const name = `p${limit}`;
+    // A clock of its own: earlier cases moved theirs past this workload's idle window.
+    const clock = shiftedClock();
+    const writes = dyingWrites(realWrites(clients));
+    const dying = await run(clock, writes);
+    await createMw(name);
+    await eventually(`${name} seen awake`, async () =>
+      (await phaseOf(name)) === "Awake" ? true : undefined,
+    );
+    writes.arm(limit);
+    clock.advance(2 * minute);
+    await eventually(
+      `the operator dies after ${limit} writes of the pause`,
+      async () => (writes.made.length >= limit ? true : undefined),
+      120_000,
+    );
+    expect(writes.made).toEqual(["record-paused-from", "scale", "status"].slice(0, limit));
+    await kill(dying);
+    const next = await run(clock);
+    await eventually(
+      `${name} paused from 2`,
+      async () => {
+        const d = await deployment(name);
+        return d.replicas === 0 && d.pausedFrom === "2" && (await phaseOf(name)) === "Paused"
+          ? true
+          : undefined;
+      },
+      120_000,
+    );
+    await kill(next);
+    await deleteMw(name);
+  });
+
+  it.each([1, 2])("a resume killed after write %i is completed by the next operator", async (limit) => {
+    const name = `r${limit}`;
+    const clock = shiftedClock();
+    const pauser = await run(clock);
+    await createMw(name);
+    await eventually(`${name} seen awake`, async () =>
+      (await phaseOf(name)) === "Awake" ? true : undefined,
+    );
+    clock.advance(2 * minute);
+    await eventually(
+      `${name} paused and its status written`,
+      async () =>
+        (await deployment(name)).replicas === 0 && (await phaseOf(name)) === "Paused" ? true : undefined,
+      120_000,
+    );
+    await kill(pauser);
+
+    const writes = dyingWrites(realWrites(clients));
+    writes.arm(limit);
+    const dying = await run(clock, writes);
+    await clients.custom.patchNamespacedCustomObject({
+      group: managedWorkloadCrd.group,
+      version: managedWorkloadCrd.version,
+      plural: managedWorkloadCrd.plural,
+      namespace,
+      name: `${name}.deployment`,
+      body: [
+        {
+          op: "add",
+          path: "/metadata/annotations",
+          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
+        },
+      ],
+    });
+    await eventually(`the operator dies after ${limit} writes of the resume`, async () =>
+      writes.made.length >= limit ? true : undefined,
+    );
+    expect(writes.made).toEqual(["scale", "forget-paused-from", "status"].slice(0, limit));
+    await kill(dying);
+    await run(clock);
+    await eventually(`${name} back at exactly 2 replicas, paused-from gone, Awake`, async () => {
+      const d = await deployment(name);
+      return d.replicas === 2 && d.pausedFrom === undefined && (await phaseOf(name)) === "Awake"
+        ? true
+        : undefined;
+    });
+    expect(await deployment(name)).toEqual({ replicas: 2, pausedFrom: undefined });
+    await Promise.all(running.map((c) => c.stop()));
+    running.length = 0;
+    await deleteMw(name);
+  });
+});

@@ -1,0 +1,133 @@
+import { annotations, group, labels } from "../api/keys.ts";
+
+/**
+ * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
+ * key, the bad value and the fix, because it is shown as-is by kubectl.
+ */
+
+interface Rule {
+  valid: (value: string) => boolean;
+  /** "must be …", completing the sentence "it must be …". */
+  expected: string;
+  example: string;
+}
+
+const prefix = `${group}/`;
+
+const rfc3339: Rule = {
+  valid: isRfc3339,
+  expected: "an RFC 3339 time",
+  example: "2026-01-31T09:30:00Z",
+};
+
+const rightsizingMode: Rule = {
+  valid: (v) => v === "off" || v === "audit" || v === "auto-patch",
+  expected: "one of off, audit, auto-patch",
+  example: "audit",
+};
+
+const annotationRules: Record<string, Rule> = {
+  [annotations.managedBy]: {
+    valid: isDnsSubdomain,
+    expected: "the name of a ManagedWorkload in the same namespace (a DNS-1123 name)",
+    example: "my-app",
+  },
+  [annotations.pausedFrom]: {
+    valid: isPositiveReplicaCount,
+    expected: "a positive integer (the replica count to restore on resume)",
+    example: "3",
+  },
+  [annotations.protected]: {
+    valid: (v) => v === "true" || v === "false",
+    expected: '"true" or "false"',
+    example: "true",
+  },
+  [annotations.lastRequest]: rfc3339,
+  [annotations.activity]: rfc3339,
+  [annotations.pauseRequested]: rfc3339,
+  [annotations.resumeRequested]: rfc3339,
+  [annotations.cpuMode]: rightsizingMode,
+  [annotations.memoryMode]: rightsizingMode,
+};
+
+export const knownAnnotations: readonly string[] = Object.values(annotations);
+
+export interface Metadata {
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+
+/**
+ * Problems with the `napwake.dev/` annotations and the `napwake.dev/managed` label of `meta`. With `old`
+ * (an UPDATE), only keys added or changed are checked: a bad value already stored (written while the webhook
+ * was down) must not block unrelated writes, such as a rollout or the removal of a finalizer.
+ */
+export function metadataProblems(meta: Metadata | undefined, old?: Metadata): string[] {
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(meta?.annotations ?? {})) {
+    if (!key.startsWith(prefix) || old?.annotations?.[key] === value) continue;
+    const problem = annotationProblem(key, value);
+    if (problem) problems.push(problem);
+  }
+  const managed = meta?.labels?.[labels.managed];
+  if (managed !== undefined && old?.labels?.[labels.managed] !== managed && !isBoolean(managed)) {
+    problems.push(
+      `label ${labels.managed}=${JSON.stringify(managed)} is invalid: it must be "true" (opt in) or "false" (opt out). ` +
+        `Fix: set it to "true" or "false", or remove it.`,
+    );
+  }
+  return problems;
+}
+
+export function annotationProblem(key: string, value: string): string | undefined {
+  const rule = annotationRules[key];
+  if (!rule) {
+    return (
+      `annotation ${key} is not a Napwake annotation. Fix: remove it, or use one of ` +
+      `${knownAnnotations.join(", ")}.`
+    );
+  }
+  if (rule.valid(value)) return undefined;
+  return (
+    `annotation ${key}=${JSON.stringify(value)} is invalid: it must be ${rule.expected}. ` +
+    `Fix: set it to a value like "${rule.example}", or remove it.`
+  );
+}
+
+function isBoolean(value: string): boolean {
+  return value === "true" || value === "false";
+}
+
+/** spec.replicas is an int32. */
+export function isPositiveReplicaCount(value: string): boolean {
+  return /^[1-9]\d{0,9}$/.test(value) && Number(value) <= 2 ** 31 - 1;
+}
+
+/** A DNS-1123 subdomain, the form of every object name (ManagedWorkload names included). */
+export function isDnsSubdomain(value: string): boolean {
+  return (
+    value.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(value)
+  );
+}
+
+const rfc3339Pattern =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** RFC 3339 date-time. Strict about the calendar: `Date.parse` alone accepts February 30th. */
+export function isRfc3339(value: string): boolean {
+  const m = rfc3339Pattern.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  if (m[10] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) return false;
+  return true;
+}

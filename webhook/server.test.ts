@@ -1,0 +1,342 @@
+import { X509Certificate } from "node:crypto";
+import { request as httpsRequest } from "node:https";
+import { connect } from "node:tls";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { createCertificateAuthority, defaultPkiDeps, issueCertificate, type KeyPair } from "../certs/pki.ts";
+import type { AdmissionDecision } from "./admission.ts";
+import type { WebhookEntry } from "./registry.ts";
+import { type CertificateSource, createWebhookServer, type WebhookServer } from "./server.ts";
+import { deployment, workloadRequest } from "./test-requests.ts";
+
+// OpenSSL refuses RSA keys under 2048 bits at its default security level.
+const pki = defaultPkiDeps;
+const ca = createCertificateAuthority({ commonName: "ca", notBefore: new Date(), validForMs: 3600_000 }, pki);
+const servername = "napwake-webhook.napwake-system.svc";
+const issue = () =>
+  issueCertificate(
+    ca,
+    {
+      commonName: servername,
+      dnsNames: [servername],
+      usage: "server",
+      notBefore: new Date(),
+      validForMs: 3600_000,
+    },
+    pki,
+  );
+
+function certificateSource(initial?: KeyPair) {
+  let current = initial;
+  const listeners = new Set<() => void>();
+  const source: CertificateSource = {
+    current: () => current,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return {
+    source,
+    set(pair: KeyPair) {
+      current = pair;
+      for (const l of listeners) l();
+    },
+  };
+}
+
+function entry(
+  name: string,
+  path: string,
+  handle: WebhookEntry["handle"],
+  failurePolicy: "Ignore" | "Fail" = "Ignore",
+) {
+  return {
+    name,
+    path,
+    kind: "validating",
+    rules: [],
+    failurePolicy,
+    timeoutSeconds: 5,
+    handle,
+  } satisfies WebhookEntry;
+}
+
+const boom = () => {
+  throw new Error("cache not synced");
+};
+const webhooks: WebhookEntry[] = [
+  entry("allow.validate.test.dev", "/allow", (): AdmissionDecision => ({ allowed: true })),
+  entry("boom.validate.test.dev", "/boom-open", boom),
+  entry("boomclosed.validate.test.dev", "/boom-closed", boom, "Fail"),
+  entry("slow.validate.test.dev", "/mutate", (r) => ({
+    allowed: true,
+    patch: [{ op: "add", path: "/metadata/labels", value: { uid: r.uid } }],
+  })),
+];
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+function post(
+  port: number,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        ca: ca.certPem,
+        servername,
+        agent: false,
+        headers: { "content-type": "application/json", ...headers },
+      },
+      (res) => {
+        let data = "";
+        res.on("data", (c) => {
+          data += c;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: data ? JSON.parse(data) : {} }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function get(port: number, path: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: "127.0.0.1", port, path, ca: ca.certPem, servername, agent: false },
+      (res) => {
+        let data = "";
+        res.on("data", (c) => {
+          data += c;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(data) }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** The serial of the certificate the server presents, with or without SNI, and the ALPN protocol it picked. */
+function handshake(port: number, sni: boolean): Promise<{ serial: string; alpn: string | false }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({
+      host: "127.0.0.1",
+      port,
+      ca: ca.certPem,
+      ...(sni ? { servername } : {}),
+      checkServerIdentity: () => undefined,
+      ALPNProtocols: ["h2", "http/1.1"],
+    });
+    socket.on("secureConnect", () => {
+      const serial = socket.getPeerX509Certificate()?.serialNumber ?? "";
+      resolve({ serial, alpn: socket.alpnProtocol ?? false });
+      socket.end();
+    });
+    socket.on("error", reject);
+  });
+}
+
+const review = (uid = "uid-1") =>
+  JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: { ...workloadRequest(deployment("web")), uid },
+  });
+
+function logs() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+describe("webhook server", () => {
+  let server: WebhookServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  async function start(opts: { pair?: KeyPair | null; bodyLimitBytes?: number; ready?: () => boolean } = {}) {
+    const certs = certificateSource(opts.pair === null ? undefined : (opts.pair ?? issue()));
+    const log = logs();
+    server = createWebhookServer({
+      webhooks,
+      certificates: certs.source,
+      logger: log.logger,
+      now: () => new Date(),
+      bodyLimitBytes: opts.bodyLimitBytes,
+      ready: opts.ready,
+    });
+    const { port } = await server.listen("127.0.0.1", 0);
+    return { port, certs, log, server };
+  }
+
+  it("answers a review on its path, echoing the uid", async () => {
+    const { port } = await start();
+    const reply = await post(port, "/mutate", review("abc-123"));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "abc-123", allowed: true, patchType: "JSONPatch" },
+    });
+  });
+
+  it.each<{ name: string; body: string; headers: Record<string, string>; status: number; message: RegExp }>([
+    {
+      name: "a body over the limit",
+      body: "x".repeat(2048),
+      headers: {},
+      status: 413,
+      message: /larger than .* 1024 bytes/,
+    },
+    {
+      name: "another content type",
+      body: review(),
+      headers: { "content-type": "text/plain" },
+      status: 415,
+      message: /content-type must be application\/json, got "text\/plain"/,
+    },
+    {
+      name: "no content type",
+      body: review(),
+      headers: { "content-type": "" },
+      status: 415,
+      message: /content-type must be application\/json, got ""/,
+    },
+    { name: "invalid JSON", body: "{", headers: {}, status: 400, message: /malformed AdmissionReview/ },
+    {
+      name: "JSON that is not a review",
+      body: JSON.stringify({ kind: "Pod" }),
+      headers: {},
+      status: 400,
+      message: /malformed AdmissionReview: apiVersion must be admission.k8s.io\/v1/,
+    },
+  ])("refuses $name with $status and a clear message", async ({ body, headers, status, message }) => {
+    const { port } = await start({ bodyLimitBytes: 1024 });
+    const reply = await post(port, "/allow", body, headers);
+    expect(reply.status).toBe(status);
+    expect(reply.body.message).toMatch(message);
+  });
+
+  it("answers a failing fail-open handler with allowed, a warning and a log line", async () => {
+    const { port, log } = await start();
+    const reply = await post(port, "/boom-open", review("u-open"));
+    expect(reply.status).toBe(200);
+    expect(reply.body.response).toEqual({
+      uid: "u-open",
+      allowed: true,
+      warnings: ["napwake webhook boom.validate.test.dev failed and let this write through"],
+    });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ level: 50, webhook: "boom.validate.test.dev", uid: "u-open" }),
+    );
+  });
+
+  it("answers a failing fail-closed handler with a refusal naming the webhook, not an HTTP 500", async () => {
+    const { port } = await start();
+    const reply = await post(port, "/boom-closed", review("u-closed"));
+    expect(reply.status).toBe(200);
+    expect(reply.body.response).toMatchObject({
+      uid: "u-closed",
+      allowed: false,
+      status: {
+        code: 500,
+        message: expect.stringMatching(/boomclosed.validate.test.dev failed internally: cache not synced/),
+      },
+    });
+  });
+
+  it("is live at once and ready only once a certificate is loaded", async () => {
+    let depsReady = false;
+    const { port, certs, server } = await start({ pair: null, ready: () => depsReady });
+    expect(server.isReady()).toBe(false);
+    await expect(handshake(port, true)).rejects.toThrow();
+    certs.set(issue());
+    expect((await get(port, "/healthz")).status).toBe(200);
+    expect(await get(port, "/readyz")).toEqual({
+      status: 503,
+      body: { status: "not ready", reason: "dependencies not ready" },
+    });
+    depsReady = true;
+    expect((await get(port, "/readyz")).status).toBe(200);
+  });
+
+  it("serves a rotated certificate to new connections without a restart, with and without SNI", async () => {
+    const first = issue();
+    const { port, certs } = await start({ pair: first });
+    const firstSerial = new X509Certificate(first.certPem).serialNumber;
+    expect((await handshake(port, true)).serial).toBe(firstSerial);
+    const second = issue();
+    certs.set(second);
+    const secondSerial = new X509Certificate(second.certPem).serialNumber;
+    expect((await handshake(port, true)).serial).toBe(secondSerial);
+    expect((await handshake(port, false)).serial).toBe(secondSerial);
+  });
+
+  it("keeps the previous certificate when a new one is unusable", async () => {
+    const first = issue();
+    const { port, certs, log } = await start({ pair: first });
+    certs.set({ certPem: "garbage", keyPem: "garbage" });
+    expect((await handshake(port, true)).serial).toBe(new X509Certificate(first.certPem).serialNumber);
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: 50 }));
+  });
+
+  it("speaks HTTP/1.1 only, even to a client offering h2", async () => {
+    const { port } = await start();
+    expect((await handshake(port, true)).alpn).toBe("http/1.1");
+  });
+
+  it("finishes a request in flight when closed, then refuses new connections", async () => {
+    const { port, server } = await start();
+    const body = review("in-flight");
+    let closed: Promise<void> | undefined;
+    const reply = new Promise<Reply>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/allow",
+          method: "POST",
+          ca: ca.certPem,
+          servername,
+          agent: false,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          let data = "";
+          res.on("data", (c) => {
+            data += c;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(data) }));
+        },
+      );
+      req.on("error", reject);
+      req.write(body.slice(0, 10));
+      // Close while the request is half sent, then finish it.
+      setTimeout(() => {
+        closed = server.close();
+        setTimeout(() => req.end(body.slice(10)), 50);
+      }, 50);
+    });
+    expect(await reply).toMatchObject({
+      status: 200,
+      body: { response: { uid: "in-flight", allowed: true } },
+    });
+    await closed;
+    expect(server.isReady()).toBe(false);
+    await expect(post(port, "/allow", review())).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

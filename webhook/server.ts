@@ -1,0 +1,208 @@
+import { X509Certificate } from "node:crypto";
+import type { Server as HttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { createSecureContext, type SecureContext } from "node:tls";
+import fastify, { type FastifyError } from "fastify";
+import type { Logger as PinoLogger } from "pino";
+import type { KeyPair } from "../certs/pki.ts";
+import { type AdmissionDecision, admissionReview, parseAdmissionReview } from "./admission.ts";
+import { checkRegistry, type WebhookEntry } from "./registry.ts";
+
+export type Logger = Pick<PinoLogger, "info" | "warn" | "error">;
+
+/** The serving key and certificate, and a way to hear when they change (rotation). */
+export interface CertificateSource {
+  current(): KeyPair | undefined;
+  /** Calls `listener` after each change; returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void;
+}
+
+export interface WebhookServerOptions {
+  webhooks: readonly WebhookEntry[];
+  certificates: CertificateSource;
+  logger: Logger;
+  now: () => Date;
+  /** Larger bodies are refused with 413. The API server sends objects up to ~1.5 MiB (etcd's limit). */
+  bodyLimitBytes?: number;
+  /** An extra readiness gate, e.g. "the informer caches the lookups read have synced". */
+  ready?: () => boolean;
+  /** Time to receive a whole request; protects against slow clients. */
+  requestTimeoutMs?: number;
+  /** How long an idle kept-alive connection stays open (fastify's default: 72 s). */
+  keepAliveTimeoutMs?: number;
+}
+
+export interface WebhookServer {
+  /** Listens on `host:port` (port 0: any free port) and resolves to the actual address. */
+  listen(host: string, port: number): Promise<{ host: string; port: number }>;
+  /** Ready: a serving certificate is loaded, the extra gate passes and the server is not shutting down. */
+  isReady(): boolean;
+  /** Stops accepting connections, lets requests in flight finish, then closes. */
+  close(): Promise<void>;
+}
+
+export const defaultBodyLimitBytes = 1024 * 1024;
+
+/**
+ * The admission server: HTTPS (HTTP/1.1 only), one POST route per registry entry, `/healthz` and `/readyz`.
+ *
+ * Failure handling, decided once for every handler: a handler that throws is answered as its entry's
+ * failurePolicy says the API server would treat an unreachable webhook (Ignore: allowed, with a warning;
+ * Fail: refused with code 500 and a message naming the webhook), and logged. The server never answers an
+ * admission request with HTTP 500; 4xx is only for requests that are not AdmissionReviews at all.
+ */
+export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  checkRegistry(options.webhooks);
+  const { logger, now } = options;
+  const bodyLimit = options.bodyLimitBytes ?? defaultBodyLimitBytes;
+  let context: SecureContext | undefined;
+  let closing = false;
+
+  const app = fastify({
+    https: {
+      // Clients sending SNI (the API server does: the Service DNS name) get the current context here;
+      // clients without SNI (probes by IP) get the default context, swapped with setSecureContext.
+      SNICallback: (_servername, callback) =>
+        context
+          ? callback(null, context)
+          : callback(new Error("no serving certificate loaded yet"), undefined),
+      ALPNProtocols: ["http/1.1"],
+      minVersion: "TLSv1.2",
+    },
+    bodyLimit,
+    logger: false,
+    // A request that arrives on a kept-alive connection while closing is still answered: a 503 would be
+    // treated per failurePolicy, i.e. a missed stamp.
+    return503OnClosing: false,
+    forceCloseConnections: "idle",
+    requestTimeout: options.requestTimeoutMs ?? 10_000,
+    ...(options.keepAliveTimeoutMs ? { keepAliveTimeout: options.keepAliveTimeoutMs } : {}),
+  });
+
+  const loadCertificate = () => {
+    const pair = options.certificates.current();
+    if (!pair) return;
+    try {
+      const material = { cert: pair.certPem, key: pair.keyPem };
+      const next = createSecureContext(material);
+      (app.server as HttpsServer).setSecureContext(material);
+      context = next;
+      const x = new X509Certificate(pair.certPem);
+      logger.info(
+        { serial: x.serialNumber, validTo: x.validTo, subjectAltName: x.subjectAltName },
+        "webhook server: serving certificate loaded",
+      );
+    } catch (error) {
+      logger.error({ err: error }, "webhook server: serving certificate rejected, keeping the previous one");
+    }
+  };
+  const unsubscribe = options.certificates.subscribe(loadCertificate);
+  loadCertificate();
+
+  const isReady = () => context !== undefined && !closing && (options.ready?.() ?? true);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "string", bodyLimit },
+    app.getDefaultJsonParser("error", "error"),
+  );
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status =
+      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const message = clientErrorMessage(error, bodyLimit, request.headers["content-type"]);
+    if (status === 500) logger.error({ err: error, url: request.url }, "webhook server: unexpected error");
+    reply.code(status).send({ message });
+  });
+
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    if (isReady()) return { status: "ready" };
+    const reason = closing
+      ? "shutting down"
+      : context
+        ? "dependencies not ready"
+        : "no serving certificate loaded";
+    return reply.code(503).send({ status: "not ready", reason });
+  });
+
+  for (const entry of options.webhooks) {
+    app.post(entry.path, async (request, reply) => {
+      const parsed = parseAdmissionReview(request.body);
+      if ("error" in parsed) {
+        return reply.code(400).send({ message: `malformed AdmissionReview: ${parsed.error}` });
+      }
+      const started = now().getTime();
+      const decision = decide(entry, parsed.request, logger);
+      const review = admissionReview(parsed.request.uid, decision);
+      if (!decision.allowed) {
+        logger.info(
+          {
+            webhook: entry.name,
+            uid: parsed.request.uid,
+            namespace: parsed.request.namespace,
+            name: parsed.request.name,
+            message: decision.message,
+            durationMs: now().getTime() - started,
+          },
+          "webhook: refused",
+        );
+      }
+      return reply.code(200).type("application/json").send(review);
+    });
+  }
+
+  return {
+    async listen(host, port) {
+      await app.listen({ host, port });
+      const address = app.server.address() as AddressInfo;
+      return { host: address.address, port: address.port };
+    },
+    isReady,
+    async close() {
+      closing = true;
+      unsubscribe();
+      await app.close();
+    },
+  };
+}
+
+function decide(
+  entry: WebhookEntry,
+  request: Parameters<WebhookEntry["handle"]>[0],
+  logger: Logger,
+): AdmissionDecision {
+  try {
+    return entry.handle(request);
+  } catch (error) {
+    logger.error(
+      { err: error, webhook: entry.name, uid: request.uid, namespace: request.namespace, name: request.name },
+      `webhook: handler failed, answering per failurePolicy ${entry.failurePolicy}`,
+    );
+    if (entry.failurePolicy === "Ignore") {
+      return { allowed: true, warnings: [`napwake webhook ${entry.name} failed and let this write through`] };
+    }
+    return {
+      allowed: false,
+      code: 500,
+      message: `napwake webhook ${entry.name} failed internally: ${errorMessage(error)}. Retry; if it persists, see the napwake logs.`,
+    };
+  }
+}
+
+function clientErrorMessage(error: FastifyError, bodyLimit: number, contentType: string | undefined): string {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return `request body is larger than the limit of ${bodyLimit} bytes`;
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return `content-type must be application/json, got ${JSON.stringify(contentType ?? "")}`;
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return "malformed AdmissionReview: the body is empty";
+    default:
+      return error.statusCode === 400 ? `malformed AdmissionReview: ${error.message}` : error.message;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
