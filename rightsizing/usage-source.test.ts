@@ -1,0 +1,284 @@
+import { describe, expect, it } from "vitest";
+import type { PrometheusClient, PromResult, RangeSeries } from "./prometheus-client.ts";
+import type { UsageMetric } from "./promql.ts";
+import type { UsageSourceConfig, UsageTarget } from "./usage-source.ts";
+import { assembleHistories, defaultUsageSourceConfig, fetchUsage, podBelongsTo } from "./usage-source.ts";
+
+const STEP = 5 * 60_000;
+const T0 = 1_736_121_600_000;
+const at = (i: number) => T0 + i * STEP;
+const MIB = 2 ** 20;
+
+const series = (
+  pod: string,
+  container: string,
+  points: [number, number][],
+  namespace = "shop",
+): RangeSeries => ({
+  metric: { namespace, pod, container },
+  points: points.map(([i, v]) => [at(i), v] as const),
+});
+
+const empty = (): Record<UsageMetric, RangeSeries[]> => ({ cpu: [], memory: [], oom: [], restarts: [] });
+
+const api: UsageTarget = {
+  namespace: "shop",
+  workload: "api",
+  kind: "Deployment",
+  containers: ["app"],
+  since: null,
+};
+
+describe("podBelongsTo", () => {
+  it.each<[string, "Deployment" | "StatefulSet", string, string, boolean]>([
+    ["a Deployment's pod", "Deployment", "api", "api-7d9f8c6b5-x2x9q", true],
+    ["a pod of a Deployment whose name extends it", "Deployment", "api", "api-v2-7d9f8c6b5-x2x9q", false],
+    ["a StatefulSet's pod", "StatefulSet", "db", "db-0", true],
+    ["a pod of another StatefulSet with the same prefix", "StatefulSet", "db", "db-1-0", false],
+    ["another workload's pod", "Deployment", "api", "web-7d9f8c6b5-x2x9q", false],
+  ])("%s", (_, kind, workload, pod, expected) => {
+    expect(podBelongsTo(kind, workload, pod)).toBe(expected);
+  });
+});
+
+describe("assembleHistories", () => {
+  const range = { start: at(0), end: at(5) };
+  const podA = "api-7d9f8c6b5-aaaaa";
+  const podB = "api-7d9f8c6b5-bbbbb";
+
+  it("marks steps without samples absent, not zero", () => {
+    const collected = empty();
+    collected.cpu.push(
+      series(podA, "app", [
+        [0, 0.5],
+        [1, 0.5],
+        [4, 0.5],
+      ]),
+    );
+    collected.memory.push(
+      series(podA, "app", [
+        [0, 100],
+        [1, 100],
+        [4, 100],
+      ]),
+    );
+    const { histories } = assembleHistories([api], collected, range, STEP);
+    expect(histories.get("shop/api/app")?.samples.map((s) => s.present)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
+  });
+
+  it("starts a new container at its first sample", () => {
+    const collected = empty();
+    collected.cpu.push(series(podA, "app", [[3, 0.5]]));
+    collected.memory.push(series(podA, "app", [[3, 100]]));
+    const samples = assembleHistories([api], collected, range, STEP).histories.get("shop/api/app")?.samples;
+    expect(samples?.map((s) => s.t)).toEqual([at(3), at(4), at(5)]);
+  });
+
+  it("gives a resumed container without samples absent steps (it was paused)", () => {
+    const { histories, missing } = assembleHistories([{ ...api, since: at(-1) }], empty(), range, STEP);
+    expect(histories.get("shop/api/app")?.samples).toHaveLength(6);
+    expect(histories.get("shop/api/app")?.samples.every((s) => !s.present)).toBe(true);
+    expect(missing).toEqual([]);
+  });
+
+  it("reports a new container without samples as missing, with no history", () => {
+    const { histories, missing } = assembleHistories([api], empty(), range, STEP);
+    expect(histories.size).toBe(0);
+    expect(missing).toEqual(["shop/api/app"]);
+  });
+
+  it("needs both CPU and memory for a present step", () => {
+    const collected = empty();
+    collected.cpu.push(
+      series(podA, "app", [
+        [0, 0.5],
+        [1, 0.5],
+      ]),
+    );
+    collected.memory.push(series(podA, "app", [[0, 100]]));
+    const samples = assembleHistories([api], collected, { start: at(0), end: at(1) }, STEP).histories.get(
+      "shop/api/app",
+    )?.samples;
+    expect(samples?.map((s) => s.present)).toEqual([true, false]);
+  });
+
+  it("merges the pods of a workload step by step with the highest value", () => {
+    const collected = empty();
+    collected.cpu.push(
+      series(podA, "app", [
+        [0, 0.2],
+        [1, 0.9],
+      ]),
+      series(podB, "app", [
+        [0, 0.7],
+        [1, 0.1],
+      ]),
+    );
+    collected.memory.push(
+      series(podA, "app", [
+        [0, 100],
+        [1, 300],
+      ]),
+      series(podB, "app", [
+        [0, 200],
+        [1, 50],
+      ]),
+    );
+    const samples = assembleHistories([api], collected, { start: at(0), end: at(1) }, STEP).histories.get(
+      "shop/api/app",
+    )?.samples;
+    expect(samples).toEqual([
+      { t: at(0), present: true, cpuCores: 0.7, memoryBytes: 200 },
+      { t: at(1), present: true, cpuCores: 0.9, memoryBytes: 300 },
+    ]);
+  });
+
+  it("ignores series of other workloads, namespaces and containers", () => {
+    const collected = empty();
+    collected.cpu.push(
+      series("web-7d9f8c6b5-aaaaa", "app", [[0, 1]]),
+      series(podA, "app", [[0, 1]], "other"),
+      series(podA, "sidecar", [[0, 1]]),
+    );
+    expect(assembleHistories([api], collected, range, STEP).histories.size).toBe(0);
+  });
+
+  it("turns OOM kills into events at the working set before the kill, and restarts into events", () => {
+    const collected = empty();
+    collected.cpu.push(
+      series(podA, "app", [
+        [0, 0.1],
+        [1, 0.1],
+        [2, 0.1],
+      ]),
+    );
+    collected.memory.push(
+      series(podA, "app", [
+        [0, 500 * MIB],
+        [1, 900 * MIB],
+        [2, 50 * MIB],
+      ]),
+    );
+    collected.oom.push(series(podA, "app", [[2, 1]]));
+    collected.restarts.push(series(podA, "app", [[2, 2]]));
+    const history = assembleHistories([api], collected, range, STEP).histories.get("shop/api/app");
+    expect(history?.ooms).toEqual([{ t: at(2), memoryBytes: 900 * MIB }]);
+    expect(history?.restarts).toEqual([{ t: at(2) }, { t: at(2) }]);
+  });
+});
+
+type Call = { query: string; start: number; end: number };
+
+function fakeClient(answer: (call: Call) => PromResult<RangeSeries[]>): PrometheusClient & { calls: Call[] } {
+  const calls: Call[] = [];
+  return {
+    calls,
+    async queryRange(query, range) {
+      const call = { query, start: range.start, end: range.end };
+      calls.push(call);
+      return answer(call);
+    },
+    async query() {
+      return { ok: true, value: [], warnings: [] };
+    },
+  };
+}
+
+/** A steady container with one pod: every step of the asked range has CPU and memory. */
+const steady = (call: Call): PromResult<RangeSeries[]> => {
+  const points: [number, number][] = [];
+  for (let t = call.start; t <= call.end; t += STEP)
+    points.push([t, call.query.includes("memory") ? 300 * MIB : 0.25]);
+  const usage = call.query.includes("cpu") || call.query.includes("memory");
+  return {
+    ok: true,
+    value: usage
+      ? [{ metric: { namespace: "shop", pod: "api-7d9f8c6b5-aaaaa", container: "app" }, points }]
+      : [],
+    warnings: [],
+  };
+};
+
+const config: UsageSourceConfig = {
+  ...defaultUsageSourceConfig,
+  lagMs: 0,
+  lookbackMs: 12 * STEP,
+  concurrency: 1,
+};
+
+describe("fetchUsage", () => {
+  it("asks one query per metric for the whole batch, not one per container", async () => {
+    const client = fakeClient(steady);
+    const targets = ["api", "web", "db"].map((workload) => ({
+      ...api,
+      workload,
+      containers: ["app", "sidecar"],
+    }));
+    const result = await fetchUsage(client, targets, at(12), config);
+    expect(result.ok).toBe(true);
+    expect(client.calls).toHaveLength(4);
+    expect(client.calls[0]?.query).toContain('pod=~"(?:api|db|web)-.+"');
+  });
+
+  it("reads only the steps after the checkpoint when resuming", async () => {
+    const client = fakeClient(steady);
+    const result = await fetchUsage(client, [{ ...api, since: at(9) }], at(12), config);
+    expect(client.calls.every((c) => c.start === at(10) && c.end === at(12))).toBe(true);
+    expect(result.ok && result.value.histories.get("shop/api/app")?.samples.map((s) => s.t)).toEqual([
+      at(10),
+      at(11),
+      at(12),
+    ]);
+  });
+
+  it("asks nothing when the checkpoint is up to date", async () => {
+    const client = fakeClient(steady);
+    const result = await fetchUsage(client, [{ ...api, since: at(12) }], at(12), config);
+    expect(client.calls).toHaveLength(0);
+    expect(result.ok && result.value.histories.size).toBe(0);
+  });
+
+  it("returns an error value naming the query and status when the source fails, never an empty history", async () => {
+    const client = fakeClient((call) => ({
+      ok: false,
+      error: { kind: "http", message: "service unavailable", query: call.query, status: 503, attempts: 4 },
+    }));
+    const result = await fetchUsage(client, [api], at(12), config);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.message).toBe(
+      "metrics source http (HTTP 503) after 4 attempt(s): service unavailable",
+    );
+    expect(result.error.cause.query).toContain("container_cpu_usage_seconds_total");
+  });
+
+  it("halves a window the source says is too large, and covers every step", async () => {
+    const client = fakeClient((call) =>
+      call.end - call.start > 3 * STEP
+        ? {
+            ok: false,
+            error: { kind: "too-large", message: "too many samples", query: call.query, attempts: 1 },
+          }
+        : steady(call),
+    );
+    const result = await fetchUsage(client, [api], at(12), config);
+    expect(
+      result.ok && result.value.histories.get("shop/api/app")?.samples.filter((s) => s.present),
+    ).toHaveLength(13);
+  });
+
+  it("splits the range so no query returns more points than the bound", async () => {
+    const client = fakeClient(steady);
+    const bounded = { ...config, range: { maxPoints: 8, maxSteps: 100 } };
+    await fetchUsage(client, [{ ...api, containers: ["app", "sidecar"] }], at(12), bounded);
+    const usage = client.calls.filter((c) => c.query.includes("cpu_usage"));
+    expect(usage.map((c) => (c.end - c.start) / STEP + 1)).toEqual([4, 4, 4, 1]);
+  });
+});

@@ -1,0 +1,422 @@
+// Usage history for the recommender from PromQL. For each workload container it fetches CPU, memory, OOM
+// kills and restarts with batched range queries, only for the steps after what was already folded (the
+// checkpoint's last sample), and turns them into one ContainerHistory: the pods of a workload are merged
+// step by step (the highest value, so the busiest replica is covered), and a step without CPU and memory
+// samples is marked absent (no pods, paused), never read as zero usage. A failing source is an error value,
+// never an empty history.
+
+import type { WorkloadKind } from "../api/rightsizingpolicy.ts";
+import type {
+  InstantSample,
+  PrometheusClient,
+  PrometheusError,
+  PromResult,
+  RangeSeries,
+} from "./prometheus-client.ts";
+import type {
+  BatchLimits,
+  PromQLConfig,
+  QueryBatch,
+  RangeLimits,
+  TimeWindow,
+  UsageMetric,
+} from "./promql.ts";
+import {
+  alignDown,
+  alignUp,
+  defaultBatchLimits,
+  defaultPromQLConfig,
+  defaultRangeLimits,
+  planBatches,
+  splitRange,
+  usageMetrics,
+  usageQuery,
+} from "./promql.ts";
+import type { ContainerHistory, OomEvent, RestartEvent, UsageSample } from "./types.ts";
+
+export type UsageTarget = {
+  readonly namespace: string;
+  readonly workload: string;
+  readonly kind: WorkloadKind;
+  /** Containers of the pod template; empty: every container found. */
+  readonly containers: readonly string[];
+  /** Pods expected at a time, for sizing the queries. Default 1. */
+  readonly replicas?: number;
+  /** Time of the last sample already folded (a checkpoint's `at`); null: fetch the whole lookback. */
+  readonly since: number | null;
+};
+
+export type UsageSourceConfig = {
+  readonly promql: PromQLConfig;
+  /** Step of the history, as folded by the recommender. */
+  readonly stepMs: number;
+  /** How far back a container without a checkpoint is read. */
+  readonly lookbackMs: number;
+  /** The newest step read is this far in the past, so it is complete when read. */
+  readonly lagMs: number;
+  readonly batch: BatchLimits;
+  readonly range: RangeLimits;
+  /** Queries in flight at once. */
+  readonly concurrency: number;
+};
+
+export const defaultUsageSourceConfig: UsageSourceConfig = {
+  promql: defaultPromQLConfig,
+  stepMs: 5 * 60_000,
+  lookbackMs: 14 * 24 * 3_600_000,
+  lagMs: 60_000,
+  batch: defaultBatchLimits,
+  range: defaultRangeLimits,
+  concurrency: 4,
+};
+
+export type UsageQueryRecord = { readonly metric: UsageMetric; readonly start: number; readonly end: number };
+
+export type UsageFetch = {
+  /** Per container key (see containerKey). */
+  readonly histories: ReadonlyMap<string, ContainerHistory>;
+  /** Containers asked for that no series exists for and that have no checkpoint: nothing to learn yet. */
+  readonly missing: readonly string[];
+  /** Every range query made, in order of completion. */
+  readonly queries: readonly UsageQueryRecord[];
+  /** The newest step read; histories hold nothing later. */
+  readonly until: number;
+  readonly warnings: readonly string[];
+};
+
+export type UsageSourceError = {
+  readonly message: string;
+  readonly cause: PrometheusError;
+  readonly queries: readonly UsageQueryRecord[];
+};
+
+export type UsageResult =
+  | { readonly ok: true; readonly value: UsageFetch }
+  | { readonly ok: false; readonly error: UsageSourceError };
+
+export const containerKey = (namespace: string, workload: string, container: string): string =>
+  `${namespace}/${workload}/${container}`;
+
+/** Whether a pod name is one the workload's controller would give its pods. */
+export function podBelongsTo(kind: WorkloadKind, workload: string, pod: string): boolean {
+  if (!pod.startsWith(`${workload}-`)) return false;
+  const suffix = pod.slice(workload.length + 1);
+  // Deployment: <replicaset hash>-<random>; StatefulSet: <ordinal>.
+  return kind === "StatefulSet" ? /^\d+$/.test(suffix) : /^[a-z0-9]{1,10}-[a-z0-9]{5}$/.test(suffix);
+}
+
+/** Step-aligned start of the first step not yet folded. */
+function startFor(target: UsageTarget, until: number, config: UsageSourceConfig): number {
+  if (target.since === null) return alignUp(until - config.lookbackMs, config.stepMs);
+  return alignDown(target.since, config.stepMs) + config.stepMs;
+}
+
+type Job = { readonly metric: UsageMetric; readonly query: string; readonly window: TimeWindow };
+
+/** Fetches new usage for the targets; at `now`, from each target's `since` (or the lookback) on. */
+export async function fetchUsage(
+  client: PrometheusClient,
+  targets: readonly UsageTarget[],
+  now: number,
+  config: UsageSourceConfig = defaultUsageSourceConfig,
+): Promise<UsageResult> {
+  const histories = new Map<string, ContainerHistory>();
+  const missing: string[] = [];
+  let last: UsageFetch | undefined;
+  for await (const batch of fetchUsageBatches(client, targets, now, config)) {
+    if (!batch.ok) return batch;
+    for (const [key, history] of batch.value.histories) histories.set(key, history);
+    missing.push(...batch.value.missing);
+    last = batch.value;
+  }
+  const until = alignDown(now - config.lagMs, config.stepMs);
+  return {
+    ok: true,
+    value: { histories, missing, queries: last?.queries ?? [], until, warnings: last?.warnings ?? [] },
+  };
+}
+
+/**
+ * The same, one batch at a time, so a caller can fold each batch and let it go: memory stays bounded by
+ * the batch size, not the number of containers. Stops after the first error. `queries` and `warnings`
+ * accumulate over the batches.
+ */
+export async function* fetchUsageBatches(
+  client: PrometheusClient,
+  targets: readonly UsageTarget[],
+  now: number,
+  config: UsageSourceConfig = defaultUsageSourceConfig,
+): AsyncGenerator<UsageResult> {
+  const until = alignDown(now - config.lagMs, config.stepMs);
+  const queries: UsageQueryRecord[] = [];
+  const warnings: string[] = [];
+  // Targets that resume from the same step share batches: steady state is one group.
+  const groups = Map.groupBy(targets, (t) => startFor(t, until, config));
+  for (const [start, group] of [...groups].sort(([a], [b]) => a - b)) {
+    if (start > until) continue;
+    const sized = group.map((t) => ({ ...t, series: Math.max(1, t.containers.length) * (t.replicas ?? 1) }));
+    for (const batch of planBatches(sized, config.batch)) {
+      const assembler = historyAssembler(
+        batch.targets,
+        { start, end: until },
+        config.stepMs,
+        config.promql.labels,
+      );
+      const fetched = await fetchBatch(
+        client,
+        batch,
+        { start, end: until },
+        config,
+        queries,
+        warnings,
+        assembler,
+      );
+      if (!fetched.ok) {
+        yield { ok: false, error: { ...fetched.error, queries } };
+        return;
+      }
+      const { histories, missing } = assembler.finish();
+      yield { ok: true, value: { histories, missing, queries, until, warnings } };
+    }
+  }
+}
+
+async function fetchBatch(
+  client: PrometheusClient,
+  batch: QueryBatch<UsageTarget & { series: number }>,
+  range: TimeWindow,
+  config: UsageSourceConfig,
+  queries: UsageQueryRecord[],
+  warnings: string[],
+  assembler: HistoryAssembler,
+): Promise<{ ok: true } | { ok: false; error: Omit<UsageSourceError, "queries"> }> {
+  const jobs: Job[] = usageMetrics.flatMap((metric) => {
+    const query = usageQuery(metric, batch.scope, config.stepMs, config.promql);
+    // OOM kills and restarts are sparse (only steps with an event come back): only the step bound applies.
+    const series = metric === "cpu" || metric === "memory" ? batch.series : 1;
+    return splitRange({ ...range, stepMs: config.stepMs }, series, config.range).map((window) => ({
+      metric,
+      query,
+      window,
+    }));
+  });
+  let failure: PrometheusError | undefined;
+  const run = async (job: Job): Promise<void> => {
+    if (failure) return;
+    const result = await client.queryRange(job.query, { ...job.window, stepMs: config.stepMs });
+    queries.push({ metric: job.metric, ...job.window });
+    if (result.ok) {
+      assembler.add(job.metric, result.value);
+      warnings.push(...result.warnings);
+      return;
+    }
+    const steps = (job.window.end - job.window.start) / config.stepMs + 1;
+    if (result.error.kind === "too-large" && steps > 1) {
+      // The estimate was wrong (more pods than expected): halve the window and try again.
+      const middle = job.window.start + Math.floor(steps / 2) * config.stepMs;
+      await run({ ...job, window: { start: job.window.start, end: middle - config.stepMs } });
+      await run({ ...job, window: { start: middle, end: job.window.end } });
+      return;
+    }
+    failure ??= result.error;
+  };
+  await inPool(jobs, config.concurrency, run);
+  if (failure) return { ok: false, error: { message: describeFailure(failure), cause: failure } };
+  return { ok: true };
+}
+
+async function inPool<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (item !== undefined) await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(size, items.length)) }, worker));
+}
+
+function describeFailure(error: PrometheusError): string {
+  const status = error.status === undefined ? "" : ` (HTTP ${error.status})`;
+  return `metrics source ${error.kind}${status} after ${error.attempts} attempt(s): ${error.message}`;
+}
+
+type Collected = Record<UsageMetric, readonly RangeSeries[]>;
+
+/**
+ * Query results of one batch as one history per workload container. Pure. Steps range.start..range.end;
+ * a resumed container (since set) gets every step, absent where no pod had samples; a new one starts at
+ * its first step with data.
+ */
+export function assembleHistories(
+  targets: readonly UsageTarget[],
+  collected: Collected,
+  range: TimeWindow,
+  stepMs: number,
+  labelNames: PromQLConfig["labels"] = defaultPromQLConfig.labels,
+): { histories: Map<string, ContainerHistory>; missing: string[] } {
+  const assembler = historyAssembler(targets, range, stepMs, labelNames);
+  for (const metric of usageMetrics) assembler.add(metric, collected[metric]);
+  return assembler.finish();
+}
+
+type HistoryAssembler = {
+  /** Takes one response in; the response can be dropped afterwards. */
+  add(metric: UsageMetric, series: readonly RangeSeries[]): void;
+  finish(): { histories: Map<string, ContainerHistory>; missing: string[] };
+};
+
+// Values per step live in typed arrays indexed by step (NaN: no sample), a few bytes per step instead of
+// an object or a map entry, so 1,000 containers over 14 days stay in tens of MiB.
+function historyAssembler(
+  targets: readonly UsageTarget[],
+  range: TimeWindow,
+  stepMs: number,
+  labelNames: PromQLConfig["labels"],
+): HistoryAssembler {
+  const steps = Math.max(0, Math.floor((range.end - range.start) / stepMs) + 1);
+  const indexOf = (t: number): number => {
+    const i = Math.round((t - range.start) / stepMs);
+    return i >= 0 && i < steps ? i : -1;
+  };
+  const targetOf = new Map<string, UsageTarget>();
+  const owners = new Map<string, string | null>();
+  const ownerOf = (namespace: string, pod: string, container: string): string | null => {
+    const podKey = `${namespace}/${pod}/${container}`;
+    const known = owners.get(podKey);
+    if (known !== undefined) return known;
+    const target = targets.find(
+      (t) =>
+        t.namespace === namespace &&
+        podBelongsTo(t.kind, t.workload, pod) &&
+        (t.containers.length === 0 || t.containers.includes(container)),
+    );
+    const key = target ? containerKey(target.namespace, target.workload, container) : null;
+    if (target && key) targetOf.set(key, target);
+    owners.set(podKey, key);
+    return key;
+  };
+  const arrays = { cpu: new Map<string, Float64Array>(), memory: new Map<string, Float64Array>() };
+  const memoryByPod = new Map<string, Float32Array>();
+  const arrayOf = <A extends Float64Array | Float32Array>(
+    map: Map<string, A>,
+    key: string,
+    make: () => A,
+  ): A => {
+    const found = map.get(key);
+    if (found) return found;
+    const made = make();
+    made.fill(Number.NaN);
+    map.set(key, made);
+    return made;
+  };
+  const oomKills: { key: string; podKey: string; t: number }[] = [];
+  const restarts = new Map<string, RestartEvent[]>();
+
+  return {
+    add(metric, seriesList) {
+      for (const series of seriesList) {
+        const namespace = series.metric[labelNames.namespace] ?? "";
+        const pod = series.metric[labelNames.pod] ?? "";
+        const container = series.metric[labelNames.container] ?? "";
+        const key = ownerOf(namespace, pod, container);
+        if (!key) continue;
+        const podKey = `${namespace}/${pod}/${container}`;
+        if (metric === "cpu" || metric === "memory") {
+          const values = arrayOf(arrays[metric], key, () => new Float64Array(steps));
+          const perPod =
+            metric === "memory" ? arrayOf(memoryByPod, podKey, () => new Float32Array(steps)) : null;
+          for (const [t, v] of series.points) {
+            const i = indexOf(t);
+            if (i < 0) continue;
+            const current = values[i] ?? Number.NaN;
+            values[i] = Number.isNaN(current) ? v : Math.max(current, v);
+            if (perPod) perPod[i] = v;
+          }
+        } else if (metric === "oom") {
+          for (const [t] of series.points) oomKills.push({ key, podKey, t });
+        } else {
+          const events = restarts.get(key) ?? restarts.set(key, []).get(key) ?? [];
+          for (const [t, count] of series.points) {
+            for (let i = 0; i < Math.min(10, Math.max(1, Math.round(count))); i++) events.push({ t });
+          }
+        }
+      }
+    },
+
+    finish() {
+      const ooms = new Map<string, OomEvent[]>();
+      for (const { key, podKey, t } of oomKills) {
+        // The working set just before the kill: the step of the kill or the one before it.
+        const perPod = memoryByPod.get(podKey);
+        const at = (i: number) => (i >= 0 && perPod ? (perPod[i] ?? Number.NaN) : Number.NaN);
+        const i = indexOf(t);
+        const used = Math.max(0, ...[at(i), at(i - 1)].filter((v) => !Number.isNaN(v)));
+        const events = ooms.get(key) ?? ooms.set(key, []).get(key) ?? [];
+        events.push({ t, memoryBytes: used });
+      }
+      const keys = new Set([
+        ...arrays.cpu.keys(),
+        ...arrays.memory.keys(),
+        ...ooms.keys(),
+        ...restarts.keys(),
+      ]);
+      const missing: string[] = [];
+      for (const target of targets) {
+        for (const container of target.containers) {
+          const key = containerKey(target.namespace, target.workload, container);
+          if (keys.has(key)) continue;
+          targetOf.set(key, target);
+          // A resumed container without samples had no pods: absent steps. A new one: nothing known yet.
+          if (target.since !== null) keys.add(key);
+          else missing.push(key);
+        }
+      }
+      const histories = new Map<string, ContainerHistory>();
+      const byTime = <E extends { t: number }>(events: E[] = []) => events.sort((a, b) => a.t - b.t);
+      for (const key of keys) {
+        const resumed = (targetOf.get(key)?.since ?? null) !== null;
+        const samples = stepSamples(arrays.cpu.get(key), arrays.memory.get(key), range, stepMs, resumed);
+        histories.set(key, {
+          stepMs,
+          samples,
+          ooms: byTime(ooms.get(key)),
+          restarts: byTime(restarts.get(key)),
+        });
+      }
+      return { histories, missing };
+    },
+  };
+}
+
+function stepSamples(
+  cpu: Float64Array | undefined,
+  memory: Float64Array | undefined,
+  range: TimeWindow,
+  stepMs: number,
+  resumed: boolean,
+): UsageSample[] {
+  const samples: UsageSample[] = [];
+  for (let i = 0, t = range.start; t <= range.end; i++, t += stepMs) {
+    const cores = cpu?.[i] ?? Number.NaN;
+    const bytes = memory?.[i] ?? Number.NaN;
+    if (!Number.isNaN(cores) && !Number.isNaN(bytes)) {
+      samples.push({ t, present: true, cpuCores: cores, memoryBytes: bytes });
+    } else if (resumed || samples.length > 0) {
+      // Before a new container's first sample nothing is recorded: it did not exist yet.
+      samples.push({ t, present: false });
+    }
+  }
+  return samples;
+}
+
+/** An instant check that the source answers, for the readiness check "metrics source healthy". */
+export async function probeSource(
+  client: PrometheusClient,
+  config: PromQLConfig = defaultPromQLConfig,
+): Promise<PromResult<InstantSample[]>> {
+  const cluster = config.cluster
+    ? `{${config.cluster.label}="${config.cluster.value.replace(/["\\]/g, "\\$&")}"}`
+    : "";
+  return client.query(`count(${config.metrics.memoryWorkingSet}${cluster})`);
+}
