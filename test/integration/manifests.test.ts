@@ -1,0 +1,220 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { ApiException } from "@kubernetes/client-node";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { type Clients, clusterClients } from "./cluster.ts";
+import { repoRoot } from "./crds.ts";
+
+const run = promisify(execFile);
+
+/** The install namespace: fixed by design (the manifests, the webhooks' exclusion, the operator's RBAC). */
+const installNamespace = "napwake-system";
+
+/** Every kustomization a user may apply, by the path `kubectl apply -k` takes. */
+const kustomizations = {
+  base: "manifests/base",
+  sandbox: "kustomize/overlays/sandbox",
+  production: "kustomize/overlays/production",
+  "dry-run": "kustomize/overlays/dry-run",
+  prometheus: "kustomize/overlays/prometheus",
+  "cert-manager": "kustomize/overlays/cert-manager",
+} as const;
+type Name = keyof typeof kustomizations;
+const names = Object.keys(kustomizations) as Name[];
+/** cert-manager's needs cert-manager's CRDs, which the local control plane does not have: build only. */
+const appliable = names.filter((n) => n !== "cert-manager");
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: manifests are read as untyped YAML and asserted on.
+  [field: string]: any;
+}
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+  verbs: string[];
+}
+
+describe("the install manifests", () => {
+  let clients: Clients;
+  const built = new Map<Name, Manifest[]>();
+
+  const kubectl = async (...args: string[]) => {
+    const { binDir, kubeconfig } = clients.info;
+    const { stdout } = await run(join(binDir, "kubectl"), [`--kubeconfig=${kubeconfig}`, ...args], {
+      cwd: repoRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  };
+  const objects = (name: Name) => built.get(name) ?? [];
+  const find = (name: Name, kind: string, objectName: string) => {
+    const found = objects(name).find((o) => o.kind === kind && o.metadata.name === objectName);
+    if (!found) throw new Error(`${kind} ${objectName} is missing from ${name}`);
+    return found;
+  };
+  const operator = (name: Name) => find(name, "Deployment", "napwake-operator");
+  const container = (name: Name) => operator(name).spec.template.spec.containers[0];
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    for (const name of names) {
+      const yaml = await kubectl("kustomize", kustomizations[name]);
+      built.set(
+        name,
+        parseAllDocuments(yaml).map((doc) => doc.toJS() as Manifest),
+      );
+    }
+    // A server-side dry run persists nothing, so the namespaced objects of an install need their
+    // namespace to exist already. An empty namespace, left in place: it is the install's fixed home.
+    await clients.core.createNamespace({ body: { metadata: { name: installNamespace } } }).catch((err) => {
+      if (!(err instanceof ApiException && err.code === 409)) throw err;
+    });
+  });
+
+  it.each(names)("%s builds with kubectl kustomize into the whole install", (name) => {
+    const kinds = new Set(objects(name).map((o) => `${o.kind}/${o.metadata.name}`));
+    for (const expected of [
+      "Namespace/napwake-system",
+      "CustomResourceDefinition/managedworkloads.napwake.dev",
+      "CustomResourceDefinition/rightsizingpolicies.napwake.dev",
+      "ServiceAccount/napwake-operator",
+      "ClusterRole/napwake-operator",
+      "ClusterRoleBinding/napwake-operator",
+      "Role/napwake-operator",
+      "RoleBinding/napwake-operator",
+      "Deployment/napwake-operator",
+      "Service/napwake-webhook",
+      "Service/napwake-metrics",
+      "MutatingWebhookConfiguration/napwake",
+      "ValidatingWebhookConfiguration/napwake",
+    ]) {
+      expect(kinds).toContain(expected);
+    }
+  });
+
+  it.each(appliable)("%s is accepted by the API server (kubectl apply --dry-run=server -k)", async (name) => {
+    const out = await kubectl("apply", "--dry-run=server", "-k", kustomizations[name]);
+    expect(out).toContain("deployment.apps/napwake-operator");
+    expect(out).toContain("validatingwebhookconfiguration.admissionregistration.k8s.io/napwake");
+  });
+
+  it.each(names)("%s grants no wildcard and writes workloads only through the scale subresource", (name) => {
+    const rules: Rule[] = objects(name)
+      .filter((o) => o.kind === "ClusterRole" || o.kind === "Role")
+      .flatMap((o) => o.rules as Rule[]);
+    for (const rule of rules) {
+      expect(rule.verbs).not.toContain("*");
+      expect(rule.apiGroups ?? []).not.toContain("*");
+      expect(rule.resources ?? []).not.toContain("*");
+      expect(rule.nonResourceURLs ?? []).not.toContain("*");
+    }
+    const onWorkloads = rules.filter(
+      (r) =>
+        r.apiGroups?.includes("apps") &&
+        r.resources?.some((res) => res === "deployments" || res === "statefulsets"),
+    );
+    expect(onWorkloads.length).toBeGreaterThan(0);
+    for (const rule of onWorkloads) {
+      expect(rule.verbs).not.toContain("update");
+      expect(rule.verbs).not.toContain("create");
+      expect(rule.verbs).not.toContain("delete");
+    }
+    const scale = rules.filter((r) => r.apiGroups?.includes("apps")).flatMap((r) => r.resources ?? []);
+    expect(scale).toEqual(expect.arrayContaining(["deployments/scale", "statefulsets/scale"]));
+    const webhookConfigs = rules.find((r) => r.apiGroups?.includes("admissionregistration.k8s.io"));
+    expect(webhookConfigs?.resourceNames).toEqual(["napwake"]);
+  });
+
+  it.each(names)("%s runs the operator non-root, read-only, without privileges", (name) => {
+    const pod = operator(name).spec.template.spec;
+    expect(pod.serviceAccountName).toBe("napwake-operator");
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    const c = container(name);
+    expect(c.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(c.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(c.resources.limits).toMatchObject({ memory: expect.any(String) });
+    expect(c.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
+    expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "health" });
+    expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "health" });
+    expect(c.env.map((e: { name: string }) => e.name)).toEqual(["POD_NAMESPACE", "POD_NAME"]);
+    expect(c.args[0]).toBe("operator");
+  });
+
+  it.each(names)("%s routes every webhook to the operator's webhook port", (name) => {
+    const service = find(name, "Service", "napwake-webhook");
+    const port = service.spec.ports.find((p: { port: number }) => p.port === 443);
+    const podLabels = operator(name).spec.template.metadata.labels;
+    expect(podLabels).toMatchObject(service.spec.selector);
+    const named = container(name).ports.find((p: { name: string }) => p.name === port.targetPort);
+    expect(named.containerPort).toBe(9443);
+    expect(container(name).args).toContain("--webhook-port=9443");
+    for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
+      for (const webhook of find(name, kind, "napwake").webhooks) {
+        expect(webhook.clientConfig.service).toMatchObject({
+          namespace: installNamespace,
+          name: "napwake-webhook",
+          port: 443,
+        });
+        expect(webhook.clientConfig.caBundle).toBeUndefined();
+      }
+    }
+  });
+
+  it("sets each overlay's flags", () => {
+    const args = (name: Name) => container(name).args as string[];
+    expect(args("base")).toContain("--cert-source=self");
+    expect(args("base")).not.toContain("--leader-elect");
+    expect(args("base")).not.toContain("--dry-run");
+    expect(args("sandbox")).toEqual(
+      expect.arrayContaining(["--check-interval=5s", "--prometheus-url=http://127.0.0.1:9090"]),
+    );
+    expect(container("sandbox").image).toBe("napwake:dev");
+    expect(operator("sandbox").spec.replicas).toBe(1);
+    expect(args("dry-run")).toContain("--dry-run");
+    expect(args("prometheus").some((a) => a.startsWith("--prometheus-url=http"))).toBe(true);
+    expect(args("production")).toContain("--leader-elect");
+    expect(operator("production").spec.replicas).toBe(2);
+    expect(container("production").image).not.toBe("napwake:dev");
+    expect(operator("production").spec.template.spec.topologySpreadConstraints).toHaveLength(2);
+    expect(find("production", "PodDisruptionBudget", "napwake-operator").spec.minAvailable).toBe(1);
+  });
+
+  it("cert-manager: annotates both webhook configurations and mounts the issued Secret", () => {
+    const certificate = find("cert-manager", "Certificate", "napwake-webhook");
+    const injectFrom = `${certificate.metadata.namespace}/${certificate.metadata.name}`;
+    expect(injectFrom).toBe("napwake-system/napwake-webhook");
+    for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
+      expect(find("cert-manager", kind, "napwake").metadata.annotations).toEqual({
+        "cert-manager.io/inject-ca-from": injectFrom,
+      });
+    }
+    expect(certificate.spec.dnsNames).toContain("napwake-webhook.napwake-system.svc");
+    expect(certificate.spec.issuerRef.name).toBe(
+      find("cert-manager", "Issuer", "napwake-selfsigned").metadata.name,
+    );
+    const c = container("cert-manager");
+    expect(c.args).toContain("--cert-source=cert-manager");
+    expect(c.args).not.toContain("--cert-source=self");
+    const mount = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === "/etc/napwake/tls");
+    const volume = operator("cert-manager").spec.template.spec.volumes.find(
+      (v: { name: string }) => v.name === mount?.name,
+    );
+    expect(volume?.secret?.secretName).toBe(certificate.spec.secretName);
+  });
+});
