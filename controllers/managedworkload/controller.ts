@@ -1,29 +1,21 @@
 /**
- * The ManagedWorkload controller: the IO around decide(). Informers keep caches of ManagedWorkloads, their
- * targets, Namespaces and autoscalers; the work queue runs one reconcile per `namespace/name` key at a time.
+ * The ManagedWorkload controller: the IO around decide(). Shared informer caches (controllers/caches.ts) hold
+ * ManagedWorkloads, their targets, Namespaces and autoscalers; the work queue runs one reconcile per `namespace/name` key at a time.
  * A reconcile re-reads everything from the caches (whatever woke it), measures activity when a periodic
  * check is due, decides, writes in order, records Events and writes status if it changed.
  */
 import { isDeepStrictEqual } from "node:util";
-import {
-  AppsV1Api,
-  AutoscalingV2Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesObject,
-  makeInformer,
-  type V1Deployment,
-  type V1HorizontalPodAutoscaler,
-  type V1Namespace,
-  type V1StatefulSet,
-  type V2HorizontalPodAutoscaler,
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1HorizontalPodAutoscaler,
+  V1Namespace,
+  V1StatefulSet,
 } from "@kubernetes/client-node";
 import { annotations } from "../../api/keys.ts";
-import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
+import type { ManagedWorkload, TargetKind } from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
-import { type KeptInformer, keepInformer } from "../../kube/informer.ts";
 import { labelSelectorString } from "../../kube/selectors.ts";
 import {
   type Outcome,
@@ -32,17 +24,18 @@ import {
   type ReconcileContext,
   WorkQueue,
 } from "../../kube/workqueue.ts";
+import type { Caches } from "../caches.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
-import { autoscalersFor, type ScaledObject, scaledObjectApiVersion } from "./autoscalers.ts";
+import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { decide, pausedFromOf } from "./decide.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type { ActivitySample, Decision, ReconcilerSettings, TargetState } from "./observation.ts";
-import { type ClusterWrites, makeWrites } from "./writes.ts";
+import { type ClusterWrites, httpCode, makeWrites } from "./writes.ts";
 
 type Workload = V1Deployment | V1StatefulSet;
 
 export interface ControllerDeps {
-  kc: KubeConfig;
+  caches: Caches;
   clock: Clock;
   writes: ClusterWrites;
   events: EventRecorder;
@@ -69,26 +62,11 @@ export interface ManagedWorkloadController {
 export async function startManagedWorkloadController(
   deps: ControllerDeps,
 ): Promise<ManagedWorkloadController> {
-  const { kc } = deps;
-  const apps = kc.makeApiClient(AppsV1Api);
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  const { caches } = deps;
   const lastSample = new Map<string, ActivitySample>();
   let queue: WorkQueue | undefined;
   const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
-
-  const mwPath = `/apis/${managedWorkloadCrd.group}/${managedWorkloadCrd.version}/${managedWorkloadCrd.plural}`;
-  const listMws = () =>
-    custom.listClusterCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
-    }) as Promise<{ items: ManagedWorkload[] }>;
-  const mws = await keepInformer(makeInformer<KubernetesObject>(kc, mwPath, listMws as never), {
-    onChange: () => undefined,
-  });
-  const mwCache = mws.cache as unknown as KeptInformer<ManagedWorkload & KubernetesObject>["cache"];
+  const mwCache = caches.managedWorkloads.cache;
 
   // A change to a workload queues the ManagedWorkloads that target it, at the priority its state calls for.
   const queueTargetOwners = (obj: KubernetesObject, kind: TargetKind) => {
@@ -99,34 +77,16 @@ export async function startManagedWorkloadController(
       }
     }
   };
-  const deployments = await keepInformer(
-    makeInformer<V1Deployment>(kc, "/apis/apps/v1/deployments", () => apps.listDeploymentForAllNamespaces()),
+  caches.deployments.onChange((o) => queueTargetOwners(o, "Deployment"));
+  caches.statefulSets.onChange((o) => queueTargetOwners(o, "StatefulSet"));
+  caches.managedWorkloads.onChange((mw) =>
+    enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw)),
   );
-  const statefulSets = await keepInformer(
-    makeInformer<V1StatefulSet>(kc, "/apis/apps/v1/statefulsets", () =>
-      apps.listStatefulSetForAllNamespaces(),
-    ),
-  );
-  const namespaces = await keepInformer(
-    makeInformer<V1Namespace>(kc, "/api/v1/namespaces", () => core.listNamespace()),
-  );
-  const hpas = await keepInformer(
-    makeInformer<V2HorizontalPodAutoscaler>(kc, "/apis/autoscaling/v2/horizontalpodautoscalers", () =>
-      autoscaling.listHorizontalPodAutoscalerForAllNamespaces(),
-    ),
-  );
-  const scaledObjects = await optionalScaledObjects(kc, custom);
-  for (const [informer, kind] of [
-    [deployments, "Deployment"],
-    [statefulSets, "StatefulSet"],
-  ] as const) {
-    const cache = informer.cache as unknown as { on(verb: string, cb: (o: KubernetesObject) => void): void };
-    for (const verb of ["add", "update", "delete"]) cache.on(verb, (o) => queueTargetOwners(o, kind));
-  }
-  const mwEvents = mws.cache as unknown as { on(verb: string, cb: (o: ManagedWorkload) => void): void };
-  for (const verb of ["add", "update"]) {
-    mwEvents.on(verb, (mw) => enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw)));
-  }
+  const deployments = caches.deployments;
+  const statefulSets = caches.statefulSets;
+  const namespaces = caches.namespaces;
+  const hpas = caches.hpas;
+  const scaledObjects = caches.scaledObjects;
 
   const targetOf = (mw: ManagedWorkload): Workload | undefined => {
     const ref = mw.spec.targetRef;
@@ -168,7 +128,13 @@ export async function startManagedWorkloadController(
     if (target) await makeWrites(decision.writes, target, deps.writes);
     await recordEvents(mw, decision);
     if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
-      await deps.writes.writeStatus(mw, decision.status);
+      try {
+        await deps.writes.writeStatus(mw, decision.status);
+      } catch (err) {
+        // Deleted while we decided: nothing left to report on.
+        if (httpCode(err) === 404) return { done: true };
+        throw err;
+      }
     }
     deps.log.info(
       { key, phase: decision.status.phase, writes: decision.writes.length, why: decision.summary },
@@ -235,9 +201,6 @@ export async function startManagedWorkloadController(
     enqueue,
     async stop() {
       await queue?.shutdown({ deadlineMs: 10_000 });
-      await Promise.all(
-        [mws, deployments, statefulSets, namespaces, hpas, scaledObjects].map((i) => i?.stop()),
-      );
     },
   };
 }
@@ -284,25 +247,6 @@ export function existingOwner(mw: ManagedWorkload, all: readonly ManagedWorkload
       key(m) < key(mw),
   );
   return rivals.sort((a, b) => key(a).localeCompare(key(b)))[0]?.metadata.name ?? null;
-}
-
-async function optionalScaledObjects(kc: KubeConfig, custom: CustomObjectsApi) {
-  const list = () =>
-    custom.listClusterCustomObject({
-      group: "keda.sh",
-      version: "v1alpha1",
-      plural: "scaledobjects",
-    }) as Promise<{
-      items: KubernetesObject[];
-    }>;
-  try {
-    await list();
-  } catch {
-    return undefined; // KEDA is not installed: no ScaledObjects to hold.
-  }
-  return keepInformer(
-    makeInformer<KubernetesObject>(kc, `/apis/${scaledObjectApiVersion}/scaledobjects`, list as never),
-  );
 }
 
 /** Status read back from the API server has no undefined members; compare like with like. */

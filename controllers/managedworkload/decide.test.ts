@@ -334,6 +334,24 @@ describe("decide: status", () => {
     });
   });
 
+  it("clears paused-from from the status of an awake workload whose resume never reached status", () => {
+    const stale = mw(
+      {},
+      { ...pausedStatus(t0 - 60 * min), lastActivity: { time: iso(t0 - 1000), source: "manual" } },
+    );
+    const d = decide(observe({ mw: stale, target: target(3) }));
+    expect(d.status.phase).toBe("Awake");
+    expect(d.status.pausedFrom).toBeUndefined();
+    expect(d.status.pausedAt).toBeUndefined();
+  });
+
+  it("decides but never scales when the whole operator runs with --dry-run", () => {
+    const obs = observe({ mw: mw({}, awakeFor(45)) });
+    const d = decide({ ...obs, settings: { ...obs.settings, dryRun: true } });
+    expect(d.writes).toEqual([]);
+    expect(d.status.phase).toBe("DryRun");
+  });
+
   it("adds up the replica-hours dry-run held back", () => {
     const earlier = mw(
       { dryRun: true },

@@ -274,7 +274,7 @@ function whilePaused(
 ): Decision {
   const pausedSinceMs = timeOf(status.pausedAt) ?? conditionTime(status, conditionTypes.paused, "True");
   const activity = latestActivity(obs, target, status);
-  const wake = obs.mw.spec.dryRun
+  const wake = inDryRun(obs)
     ? {
         action: "wake" as const,
         reason: "dry-run is on: a paused workload is woken and only decisions are recorded",
@@ -337,7 +337,9 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   let next: ManagedWorkloadStatus = activity
     ? { ...status, lastActivity: { time: iso(activity.ms), source: activity.source } }
     : status;
-  next = notPaused(obs, next, "Active", "the workload is awake");
+  // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
+  // when the write that resumed it did not get as far as status).
+  next = notPaused(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Active", "the workload is awake");
   const pauseRequested = timeOf(obs.mw.metadata.annotations?.[annotations.pauseRequested]);
   const manual = pauseRequested !== null && pauseRequested > awakeSinceMs && pauseRequested <= obs.nowMs;
   const clock = manual
@@ -357,13 +359,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
       });
   const requeue = untilNext(obs, clock.nextCheckAtMs, obs.settings.checkIntervalMs);
   if (clock.action !== "pause") {
-    return stayAwake(
-      obs,
-      dryRunAwake(obs, next),
-      clock.reason,
-      requeue,
-      obs.mw.spec.dryRun ? "DryRun" : "Awake",
-    );
+    return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, inDryRun(obs) ? "DryRun" : "Awake");
   }
   const unknown = manual ? null : unknownActivity(obs);
   if (unknown) {
@@ -379,7 +375,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
       ],
     };
   }
-  if (obs.mw.spec.dryRun) return dryRunPause(obs, target, next, clock.reason);
+  if (inDryRun(obs)) return dryRunPause(obs, target, next, clock.reason);
   const note = `paused from ${target.replicas} replicas: ${clock.reason}`;
   next = condition(
     obs,
@@ -420,7 +416,7 @@ function stayAwake(
 
 /** In dry-run, an awake workload that would not be paused keeps its total and stops adding to it. */
 function dryRunAwake(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
-  if (!obs.mw.spec.dryRun) return withoutKey(status, "dryRun");
+  if (!inDryRun(obs)) return withoutKey(status, "dryRun");
   return { ...status, dryRun: { heldReplicaHours: status.dryRun?.heldReplicaHours ?? 0 } };
 }
 
@@ -598,3 +594,8 @@ function withoutKeys<T extends object>(object: T, keys: (keyof T)[]): T {
 }
 
 export type { EventIntent };
+
+/** Dry-run for this workload, or for the whole operator (`--dry-run`). */
+function inDryRun(obs: Observation): boolean {
+  return obs.mw.spec.dryRun === true || obs.settings.dryRun === true;
+}

@@ -34,6 +34,8 @@ export interface ReconcilerSettings {
   checkIntervalMs: number;
   /** How often a paused workload is looked at without new input (its activity queries, its forecast). */
   pausedCheckIntervalMs: number;
+  /** Global dry-run (`--dry-run`): every workload decides but is never scaled. */
+  dryRun?: boolean;
 }
 
 /** Everything a decision is made from: plain data, read from caches and measurements. */

@@ -1,13 +1,16 @@
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppsV1Api, CustomObjectsApi, EventsV1Api, KubernetesObjectApi } from "@kubernetes/client-node";
 import { fieldManager } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import { startCaches } from "../../controllers/caches.ts";
 import {
   type ManagedWorkloadController,
   startManagedWorkloadController,
 } from "../../controllers/managedworkload/controller.ts";
 import { activityMeter } from "../../controllers/managedworkload/measure.ts";
 import { type ClusterWrites, clusterWrites } from "../../controllers/managedworkload/writes.ts";
+import { startOptInController } from "../../controllers/optin/controller.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { EventRecorder } from "../../kube/events.ts";
 import type { Clients } from "./cluster.ts";
@@ -26,7 +29,15 @@ export function shiftedClock(): Clock & { advance(ms: number): void } {
   };
 }
 
-export const quietLog = { info: () => {}, warn: () => {}, error: () => {} };
+/** Silent, unless NAPWAKE_TEST_LOG names a file to append the controllers' log lines to (for debugging). */
+export const quietLog = (() => {
+  const file = process.env.NAPWAKE_TEST_LOG;
+  const write = (level: string) => (obj: object, msg: string) => {
+    if (file)
+      appendFileSync(file, `${JSON.stringify({ level, msg, ...obj, at: new Date().toISOString() })}\n`);
+  };
+  return { info: write("info"), warn: write("warn"), error: write("error") };
+})();
 
 export async function installManagedWorkloadCrd(clients: Clients): Promise<void> {
   await installCrd(clients, join(repoRoot, "manifests/crds/managedworkload.yaml"));
@@ -41,14 +52,29 @@ export function realWrites(clients: Clients): ClusterWrites {
   });
 }
 
-/** Starts the ManagedWorkload controller in this process, against the test cluster. */
-export function startController(
+/** Starts the operator's controllers (ManagedWorkload and opt-in) in this process, with caches of their own. */
+export async function startController(
   clients: Clients,
   clock: Clock,
   writes: ClusterWrites = realWrites(clients),
 ): Promise<ManagedWorkloadController> {
-  return startManagedWorkloadController({
-    kc: clients.kc,
+  const caches = await startCaches(clients.kc);
+  const events = new EventRecorder({
+    client: clients.kc.makeApiClient(EventsV1Api),
+    reportingInstance: "test",
+    clock,
+  });
+  const optIn = startOptInController({
+    caches,
+    custom: clients.custom,
+    writes,
+    events,
+    clock,
+    fieldManager,
+    log: quietLog,
+  });
+  const controller = await startManagedWorkloadController({
+    caches,
     clock,
     writes,
     events: new EventRecorder({
@@ -61,6 +87,13 @@ export function startController(
     fieldManager,
     log: quietLog,
   });
+  return {
+    ...controller,
+    async stop() {
+      await Promise.all([controller.stop(), optIn.stop()]);
+      await caches.stop();
+    },
+  };
 }
 
 export function managedWorkload(

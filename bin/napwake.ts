@@ -1,0 +1,144 @@
+/**
+ * Napwake's one binary. `napwake operator [flags]` runs the controllers (leader-elected when asked) and a
+ * health endpoint. Configuration is parsed once here and passed down.
+ */
+import { createServer } from "node:http";
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+} from "@kubernetes/client-node";
+import { pino } from "pino";
+import { fieldManager } from "../api/keys.ts";
+import { startCaches } from "../controllers/caches.ts";
+import { startManagedWorkloadController } from "../controllers/managedworkload/controller.ts";
+import { activityMeter } from "../controllers/managedworkload/measure.ts";
+import { clusterWrites } from "../controllers/managedworkload/writes.ts";
+import { startOptInController } from "../controllers/optin/controller.ts";
+import { systemClock } from "../kube/clock.ts";
+import { EventRecorder } from "../kube/events.ts";
+import { LeaderElector } from "../kube/leader-election.ts";
+import { ConfigError, type OperatorConfig, parseOperatorConfig } from "./operator-config.ts";
+
+const usage = `usage: napwake operator [flags]
+
+  --namespace NS                  namespace Napwake runs in (env POD_NAMESPACE; default napwake-system)
+  --pod-name NAME                 this replica (env POD_NAME)
+  --kubeconfig FILE               outside a cluster: the kubeconfig to use
+  --leader-elect                  only the holder of the Lease reconciles
+  --lease-name NAME               default napwake-operator
+  --max-concurrent-reconciles N   default 8
+  --check-interval DURATION       how often an awake workload's activity is measured (default 30s)
+  --paused-check-interval DUR     how often a paused workload is looked at (default 5m)
+  --prometheus-url URL            Prometheus-compatible API for activity queries
+  --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
+  --dry-run                       decide and record, never scale
+  --log-level LEVEL               default info
+`;
+
+async function runOperator(config: OperatorConfig): Promise<void> {
+  const log = pino({ level: config.logLevel, base: { pod: config.podName } });
+  const kc = new KubeConfig();
+  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+  else kc.loadFromDefault();
+
+  let ready = false;
+  const health = createServer((req, res) => {
+    const ok = req.url === "/healthz" || (req.url === "/readyz" && ready);
+    res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
+  });
+  if (config.healthPort > 0) health.listen(config.healthPort);
+
+  const caches = await startCaches(kc);
+  ready = true;
+  const writes = clusterWrites({
+    apps: kc.makeApiClient(AppsV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    objects: KubernetesObjectApi.makeApiClient(kc),
+    fieldManager,
+  });
+  const events = new EventRecorder({
+    client: kc.makeApiClient(EventsV1Api),
+    reportingInstance: config.podName,
+    log,
+  });
+
+  const lead = async (signal: AbortSignal) => {
+    log.info({}, "leading: starting controllers");
+    const optIn = startOptInController({
+      caches,
+      custom: kc.makeApiClient(CustomObjectsApi),
+      writes,
+      events,
+      clock: systemClock,
+      fieldManager,
+      log,
+    });
+    const managed = await startManagedWorkloadController({
+      caches,
+      clock: systemClock,
+      writes,
+      events,
+      meter: activityMeter({
+        custom: kc.makeApiClient(CustomObjectsApi),
+        ...(config.prometheusUrl ? { prometheusUrl: config.prometheusUrl } : {}),
+      }),
+      settings: {
+        operatorNamespace: config.namespace,
+        checkIntervalMs: config.checkIntervalMs,
+        pausedCheckIntervalMs: config.pausedCheckIntervalMs,
+        dryRun: config.dryRun,
+      },
+      fieldManager,
+      maxConcurrentReconciles: config.maxConcurrentReconciles,
+      log,
+    });
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    await Promise.all([managed.stop(), optIn.stop()]);
+    log.info({}, "stopped leading: controllers stopped");
+  };
+
+  const stopController = new AbortController();
+  let elector: LeaderElector | undefined;
+  if (config.leaderElect) {
+    elector = new LeaderElector({
+      client: kc.makeApiClient(CoordinationV1Api),
+      namespace: config.namespace,
+      name: config.leaseName,
+      identity: config.podName,
+      onStartedLeading: lead,
+      log,
+    });
+    elector.start();
+  } else {
+    void lead(stopController.signal);
+  }
+
+  const shutdown = async (signal: string) => {
+    log.info({ signal }, "shutting down");
+    ready = false;
+    stopController.abort();
+    await elector?.stop();
+    await caches.stop();
+    health.close();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === "operator" && !rest.includes("--help")) {
+  try {
+    await runOperator(parseOperatorConfig(rest, process.env));
+  } catch (err) {
+    process.stderr.write(`napwake operator: ${(err as Error).message}\n`);
+    process.exit(err instanceof ConfigError ? 2 : 1);
+  }
+} else {
+  process.stderr.write(usage);
+  process.exit(command === undefined || rest.includes("--help") || command === "--help" ? 0 : 2);
+}

@@ -1,0 +1,85 @@
+import { parseArgs } from "node:util";
+import { parseDuration } from "../api/managedworkload.ts";
+
+/** Everything the operator is told at start, parsed once here and passed down. */
+export interface OperatorConfig {
+  namespace: string;
+  podName: string;
+  kubeconfig: string | undefined;
+  leaderElect: boolean;
+  leaseName: string;
+  maxConcurrentReconciles: number;
+  checkIntervalMs: number;
+  pausedCheckIntervalMs: number;
+  prometheusUrl: string | undefined;
+  healthPort: number;
+  dryRun: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses flags (the last of a repeated flag wins) over environment defaults. Throws a ConfigError that says what to fix. */
+export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        namespace: { type: "string", default: env.POD_NAMESPACE ?? "napwake-system" },
+        "pod-name": { type: "string", default: env.POD_NAME ?? env.HOSTNAME ?? "napwake-operator" },
+        kubeconfig: { type: "string" },
+        "leader-elect": { type: "boolean", default: false },
+        "lease-name": { type: "string", default: "napwake-operator" },
+        "max-concurrent-reconciles": { type: "string", default: "8" },
+        "check-interval": { type: "string", default: "30s" },
+        "paused-check-interval": { type: "string", default: "5m" },
+        "prometheus-url": { type: "string" },
+        "health-port": { type: "string", default: "8081" },
+        "dry-run": { type: "boolean", default: false },
+        "log-level": { type: "string", default: env.LOG_LEVEL ?? "info" },
+      },
+    }));
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message}; run with --help for the flags`);
+  }
+  const str = (name: string) => values[name] as string | undefined;
+  const int = (name: string, min: number, max: number) => {
+    const raw = str(name) ?? "";
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new ConfigError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    }
+    return n;
+  };
+  const duration = (name: string) => {
+    try {
+      return parseDuration(str(name) ?? "");
+    } catch (err) {
+      throw new ConfigError(`--${name}: ${(err as Error).message}`);
+    }
+  };
+  const url = str("prometheus-url");
+  if (url !== undefined && !/^https?:\/\/[^/]+/.test(url)) {
+    throw new ConfigError(
+      `--prometheus-url must be an http(s) URL such as http://prometheus.monitoring:9090, got "${url}"`,
+    );
+  }
+  return {
+    namespace: str("namespace") ?? "napwake-system",
+    podName: str("pod-name") ?? "napwake-operator",
+    kubeconfig: str("kubeconfig"),
+    leaderElect: values["leader-elect"] === true,
+    leaseName: str("lease-name") ?? "napwake-operator",
+    maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
+    checkIntervalMs: duration("check-interval"),
+    pausedCheckIntervalMs: duration("paused-check-interval"),
+    prometheusUrl: url?.replace(/\/+$/, ""),
+    healthPort: int("health-port", 0, 65535),
+    dryRun: values["dry-run"] === true,
+    logLevel: str("log-level") ?? "info",
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * One informer cache per resource the controllers read, shared by all of them: each resource is listed and
+ * watched once per operator, however many controllers read it.
+ */
+import {
+  AppsV1Api,
+  AutoscalingV2Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  makeInformer,
+  type ObjectCache,
+  type V1Deployment,
+  type V1Namespace,
+  type V1StatefulSet,
+  type V2HorizontalPodAutoscaler,
+} from "@kubernetes/client-node";
+import { type ManagedWorkload, managedWorkloadCrd } from "../api/managedworkload.ts";
+import { type KeptInformer, keepInformer } from "../kube/informer.ts";
+import { scaledObjectApiVersion } from "./managedworkload/autoscalers.ts";
+
+type Listener = (obj: KubernetesObject) => void;
+
+export interface WatchedCache<T extends KubernetesObject> {
+  cache: ObjectCache<T>;
+  /** Called after every add, update and delete (level-based: the listener re-reads what it needs). */
+  onChange(listener: (obj: T) => void): void;
+}
+
+export interface Caches {
+  managedWorkloads: WatchedCache<ManagedWorkload & KubernetesObject>;
+  deployments: WatchedCache<V1Deployment>;
+  statefulSets: WatchedCache<V1StatefulSet>;
+  namespaces: WatchedCache<V1Namespace>;
+  hpas: WatchedCache<V2HorizontalPodAutoscaler>;
+  /** Undefined when KEDA is not installed. */
+  scaledObjects: WatchedCache<KubernetesObject> | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startCaches(kc: KubeConfig): Promise<Caches> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const autoscaling = kc.makeApiClient(AutoscalingV2Api);
+  const kept: KeptInformer<KubernetesObject>[] = [];
+
+  async function watch<T extends KubernetesObject>(
+    path: string,
+    list: () => Promise<unknown>,
+  ): Promise<WatchedCache<T>> {
+    const listeners: Listener[] = [];
+    const informer = await keepInformer(makeInformer<T>(kc, path, list as never), {
+      onChange: () => undefined,
+    });
+    const events = informer.cache as unknown as { on(verb: string, cb: Listener): void };
+    for (const verb of ["add", "update", "delete"]) events.on(verb, (o) => listeners.forEach((l) => l(o)));
+    kept.push(informer as unknown as KeptInformer<KubernetesObject>);
+    return { cache: informer.cache, onChange: (l) => listeners.push(l as Listener) };
+  }
+
+  const crdList = (group: string, version: string, plural: string) => () =>
+    custom.listClusterCustomObject({ group, version, plural });
+  const mwPath = `/apis/${managedWorkloadCrd.group}/${managedWorkloadCrd.version}/${managedWorkloadCrd.plural}`;
+  const caches = {
+    managedWorkloads: await watch<ManagedWorkload & KubernetesObject>(
+      mwPath,
+      crdList(managedWorkloadCrd.group, managedWorkloadCrd.version, managedWorkloadCrd.plural),
+    ),
+    deployments: await watch<V1Deployment>("/apis/apps/v1/deployments", () =>
+      apps.listDeploymentForAllNamespaces(),
+    ),
+    statefulSets: await watch<V1StatefulSet>("/apis/apps/v1/statefulsets", () =>
+      apps.listStatefulSetForAllNamespaces(),
+    ),
+    namespaces: await watch<V1Namespace>("/api/v1/namespaces", () => core.listNamespace()),
+    hpas: await watch<V2HorizontalPodAutoscaler>("/apis/autoscaling/v2/horizontalpodautoscalers", () =>
+      autoscaling.listHorizontalPodAutoscalerForAllNamespaces(),
+    ),
+    scaledObjects: await crdList("keda.sh", "v1alpha1", "scaledobjects")()
+      .then(() =>
+        watch<KubernetesObject>(
+          `/apis/${scaledObjectApiVersion}/scaledobjects`,
+          crdList("keda.sh", "v1alpha1", "scaledobjects"),
+        ),
+      )
+      // KEDA is not installed: no ScaledObjects to hold.
+      .catch(() => undefined),
+  };
+  return {
+    ...caches,
+    async stop() {
+      await Promise.all(kept.map((k) => k.stop()));
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
+import { decideOptIn, type OptInWorkload, optedIn } from "./decide.ts";
+
+const workload = (over: Partial<OptInWorkload> = {}): OptInWorkload => ({
+  kind: "Deployment",
+  name: "web",
+  namespace: "shop",
+  uid: "uid-web",
+  labels: {},
+  replicas: 2,
+  pausedFrom: null,
+  ...over,
+});
+
+const mw = (name: string, ownerUid?: string): ManagedWorkload => ({
+  apiVersion: "napwake.dev/v1alpha1",
+  kind: "ManagedWorkload",
+  metadata: {
+    name,
+    namespace: "shop",
+    ...(ownerUid
+      ? { ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: ownerUid }] }
+      : {}),
+  },
+  spec: { targetRef: { kind: "Deployment", name: "web" } },
+});
+
+describe("optedIn", () => {
+  it.each<{ name: string; own: Record<string, string>; ns: Record<string, string>; want: boolean }>([
+    { name: "a workload labelled true", own: { "napwake.dev/managed": "true" }, ns: {}, want: true },
+    {
+      name: "a workload in a namespace labelled true",
+      own: {},
+      ns: { "napwake.dev/managed": "true" },
+      want: true,
+    },
+    {
+      name: "not a workload that opts out of its opted-in namespace",
+      own: { "napwake.dev/managed": "false" },
+      ns: { "napwake.dev/managed": "true" },
+      want: false,
+    },
+    {
+      name: "not an ignored workload",
+      own: { "napwake.dev/managed": "true", "napwake.dev/ignore": "" },
+      ns: {},
+      want: false,
+    },
+    { name: "not an unlabelled workload", own: {}, ns: {}, want: false },
+  ])("opts in $name", ({ own, ns, want }) => {
+    expect(optedIn(own, ns)).toBe(want);
+  });
+});
+
+describe("decideOptIn", () => {
+  it("creates a ManagedWorkload owned by the workload when it opts in", () => {
+    const [action] = decideOptIn({
+      workload: workload({ labels: { "napwake.dev/managed": "true" } }),
+      namespaceLabels: {},
+      managers: [],
+    });
+    expect(action?.kind).toBe("create");
+    if (action?.kind !== "create") return;
+    expect(action.object.metadata.name).toBe("web.deployment");
+    expect(action.object.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: "Deployment",
+      name: "web",
+      uid: "uid-web",
+    });
+    expect(action.object.spec.targetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: "web" });
+  });
+
+  it("creates nothing when a ManagedWorkload from Git already manages the workload", () => {
+    const actions = decideOptIn({
+      workload: workload({ labels: { "napwake.dev/managed": "true" } }),
+      namespaceLabels: {},
+      managers: [mw("from-git")],
+    });
+    expect(actions.map((a) => a.kind)).toEqual(["none"]);
+  });
+
+  it("deletes its own ManagedWorkload when the label goes, then resumes the orphaned paused workload", () => {
+    const actions = decideOptIn({
+      workload: workload({ replicas: 0, pausedFrom: 2 }),
+      namespaceLabels: {},
+      managers: [mw("web.deployment", "uid-web")],
+    });
+    expect(actions.map((a) => a.kind)).toEqual(["delete", "resume-orphan"]);
+  });
+
+  it("resumes a paused workload left with no ManagedWorkload, as after a crash between the two", () => {
+    const actions = decideOptIn({
+      workload: workload({ replicas: 0, pausedFrom: 3 }),
+      namespaceLabels: {},
+      managers: [],
+    });
+    expect(actions).toEqual([expect.objectContaining({ kind: "resume-orphan", from: 3 })]);
+  });
+
+  it("never deletes a ManagedWorkload it did not create", () => {
+    const actions = decideOptIn({
+      workload: workload({ replicas: 0, pausedFrom: 3 }),
+      namespaceLabels: {},
+      managers: [mw("from-git")],
+    });
+    expect(actions.map((a) => a.kind)).toEqual(["none"]);
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Opt-in: the label `napwake.dev/managed: "true"` on a Deployment or StatefulSet, or on its Namespace,
+ * turns it into a ManagedWorkload owned by the workload (so it is garbage-collected with it). Removing the
+ * label lets it go: the ManagedWorkload is deleted, and a workload left paused with nothing managing it is
+ * resumed. Pure.
+ *
+ * The order is crash-safe: deleting the ManagedWorkload first stops pauses; resuming the orphan afterwards is
+ * its own level-based rule (paused-from on a workload no ManagedWorkload targets), so a crash in between is
+ * finished by the next reconcile.
+ */
+import { type apiVersion, labels } from "../../api/keys.ts";
+import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
+
+export interface OptInWorkload {
+  kind: TargetKind;
+  name: string;
+  namespace: string;
+  uid: string;
+  labels: Record<string, string>;
+  replicas: number;
+  /** napwake.dev/paused-from as a count, or null. */
+  pausedFrom: number | null;
+}
+
+export interface OptInInput {
+  workload: OptInWorkload;
+  namespaceLabels: Record<string, string>;
+  /** ManagedWorkloads in the namespace that target this workload. */
+  managers: readonly ManagedWorkload[];
+}
+
+export type OptInAction =
+  | { kind: "create"; object: ManagedWorkload; reason: string }
+  | { kind: "delete"; name: string; reason: string }
+  | { kind: "resume-orphan"; from: number; reason: string }
+  | { kind: "none"; reason: string };
+
+/** The name of the ManagedWorkload opt-in creates: a Deployment and a StatefulSet may share a name. */
+export function optInName(kind: TargetKind, name: string): string {
+  return `${name}.${kind.toLowerCase()}`;
+}
+
+export function optedIn(
+  workloadLabels: Record<string, string>,
+  namespaceLabels: Record<string, string>,
+): boolean {
+  if (workloadLabels[labels.ignore] !== undefined) return false;
+  const own = workloadLabels[labels.managed];
+  // The workload's own label wins, so one workload can opt out of an opted-in namespace.
+  if (own !== undefined) return own === "true";
+  return namespaceLabels[labels.managed] === "true";
+}
+
+/** Created by opt-in: owned by the workload itself (a ManagedWorkload written by hand or from Git is not). */
+export function createdByOptIn(mw: ManagedWorkload, workloadUid: string): boolean {
+  return (mw.metadata.ownerReferences ?? []).some((ref) => ref.uid === workloadUid);
+}
+
+export function decideOptIn(input: OptInInput): OptInAction[] {
+  const { workload } = input;
+  const wanted = optedIn(workload.labels, input.namespaceLabels);
+  const ours = input.managers.filter((mw) => createdByOptIn(mw, workload.uid));
+  const others = input.managers.filter((mw) => !createdByOptIn(mw, workload.uid));
+  const ref = `${workload.kind} ${workload.namespace}/${workload.name}`;
+  if (wanted) {
+    if (input.managers.length > 0)
+      return [{ kind: "none", reason: `${ref} is managed by ${input.managers[0]?.metadata.name}` }];
+    return [{ kind: "create", object: managedWorkloadFor(workload), reason: `${ref} opted in` }];
+  }
+  const actions: OptInAction[] = ours.map((mw) => ({
+    kind: "delete" as const,
+    name: mw.metadata.name,
+    reason: `${ref} no longer opts in`,
+  }));
+  const stillManaged = others.length > 0;
+  if (!stillManaged && workload.pausedFrom !== null && workload.replicas === 0) {
+    actions.push({
+      kind: "resume-orphan",
+      from: workload.pausedFrom,
+      reason: `${ref} is paused and nothing manages it any more`,
+    });
+  }
+  return actions.length ? actions : [{ kind: "none", reason: `${ref} does not opt in` }];
+}
+
+function managedWorkloadFor(w: OptInWorkload): ManagedWorkload {
+  return {
+    apiVersion: managedWorkloadCrd.apiVersion as typeof apiVersion,
+    kind: managedWorkloadCrd.kind,
+    metadata: {
+      name: optInName(w.kind, w.name),
+      namespace: w.namespace,
+      ownerReferences: [
+        { apiVersion: "apps/v1", kind: w.kind, name: w.name, uid: w.uid, blockOwnerDeletion: false },
+      ],
+    },
+    spec: { targetRef: { apiVersion: "apps/v1", kind: w.kind, name: w.name } },
+  };
+}

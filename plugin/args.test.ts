@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { commandHelp, parseCommand, usage } from "./args.ts";
+
+describe("parseCommand", () => {
+  it.each([
+    [["pause", "web"], { kind: "request", action: "pause", workload: "web" }],
+    [
+      ["resume", "statefulset/db", "-n", "shop"],
+      { kind: "request", action: "resume", workload: "statefulset/db", namespace: "shop" },
+    ],
+    [["pause", "-n=shop", "web"], { kind: "request", action: "pause", workload: "web", namespace: "shop" }],
+    [["pause", "--namespace=shop", "web"], { namespace: "shop" }],
+    [["pause", "web", "--context", "dev", "--kubeconfig", "/k"], { context: "dev", kubeconfig: "/k" }],
+    [["status"], { kind: "status", allNamespaces: false, output: "table" }],
+    [["status", "-A", "-o", "json"], { kind: "status", allNamespaces: true, output: "json" }],
+    [["status", "-n", "shop"], { kind: "status", namespace: "shop" }],
+  ])("reads %j", (argv, expected) => {
+    expect(parseCommand(argv)).toMatchObject(expected);
+  });
+
+  it.each([
+    [["--help"], usage],
+    [["-h"], usage],
+    [["help"], usage],
+    [["help", "status"], commandHelp.status],
+    [["pause", "--help"], commandHelp.pause],
+    [["resume", "-h"], commandHelp.resume],
+    [["status", "--help"], commandHelp.status],
+  ])("shows help for %j", (argv, text) => {
+    expect(parseCommand(argv)).toEqual({ kind: "help", text });
+  });
+
+  it.each([
+    [[], "no command given"],
+    [["sleep", "web"], 'unknown command "sleep"'],
+    [["-n", "shop", "status"], "a command comes first, before -n"],
+    [["help", "sleep"], 'unknown command "sleep"'],
+    [["pause"], "pause needs a workload, e.g. deployment/web"],
+    [["pause", "a", "b"], "pause takes one workload, got a b"],
+    [["pause", "web", "--force"], "Unknown option '--force'"],
+    [["pause", "web", "-n"], "argument missing"],
+    [["status", "-A", "-n", "shop"], "use either -n <namespace> or -A, not both"],
+    [["status", "-o", "yaml"], 'unknown output format "yaml"'],
+    [["status", "web"], "status takes no arguments, got web"],
+  ])("refuses %j: %s", (argv, message) => {
+    const command = parseCommand(argv);
+    expect(command.kind).toBe("usage-error");
+    expect(command.kind === "usage-error" && command.message).toContain(message);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The plugin's command line: from argv to a Command (plain data) or a usage error. Pure.
+ * Exit codes: 0 ok, 1 error, 2 usage.
+ */
+import { parseArgs } from "node:util";
+
+export const exitCodes = { ok: 0, error: 1, usage: 2 } as const;
+
+export type Action = "pause" | "resume";
+
+/** Where to find the cluster: kubectl passes its own flags on to a plugin untouched, so we read these two. */
+export interface Connection {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export type Command =
+  | { kind: "help"; text: string }
+  | { kind: "usage-error"; message: string; text: string }
+  | ({ kind: "request"; action: Action; workload: string; namespace?: string } & Connection)
+  | ({ kind: "status"; namespace?: string; allNamespaces: boolean; output: "table" | "json" } & Connection);
+
+export const usage = `kubectl napwake: pause and wake workloads managed by Napwake.
+
+Usage:
+  kubectl napwake pause <workload> [-n namespace]    pause at the next reconcile
+  kubectl napwake resume <workload> [-n namespace]   resume at the next reconcile
+  kubectl napwake status [-n namespace | -A] [-o json]
+                                                     the managed workloads, their phase and held replicas
+
+<workload> is deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name.
+
+Flags for every command:
+  -n, --namespace <ns>   namespace (default: the kubeconfig context's, else "default")
+      --kubeconfig <f>   kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+      --context <name>   kubeconfig context
+  -h, --help             help for a command: kubectl napwake <command> --help
+
+Exit codes: 0 ok, 1 error, 2 usage.
+`;
+
+const requestHelp = (action: Action) => `kubectl napwake ${action} <workload> [-n namespace]
+
+${
+  action === "pause"
+    ? "Asks Napwake to pause a workload (scale it to zero, remembering its replica count) at its next reconcile."
+    : "Asks Napwake to resume a paused workload (scale it back to its remembered replica count) at its next reconcile."
+}
+It sets the annotation napwake.dev/${action}-requested on the workload's ManagedWorkload to the current time.
+
+<workload>: deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name.
+
+Examples:
+  kubectl napwake ${action} web -n shop
+  kubectl napwake ${action} statefulset/db -n shop
+`;
+
+const statusHelp = `kubectl napwake status [-n namespace | -A] [-o json]
+
+Lists ManagedWorkloads: target, phase, replicas (current, and held while paused), how long since the last
+activity, how long paused, the forecast's phase and, in dry-run, the replica-hours a pause would have saved.
+
+Flags:
+  -A, --all-namespaces   every namespace
+  -o, --output json      the rows as JSON instead of a table
+`;
+
+export const commandHelp: Record<string, string> = {
+  pause: requestHelp("pause"),
+  resume: requestHelp("resume"),
+  status: statusHelp,
+};
+
+const connectionOptions = {
+  namespace: { type: "string", short: "n" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const statusOptions = {
+  ...connectionOptions,
+  "all-namespaces": { type: "boolean", short: "A" },
+  output: { type: "string", short: "o" },
+} as const;
+
+function usageError(message: string, text = usage): Command {
+  return { kind: "usage-error", message, text };
+}
+
+export function parseCommand(argv: readonly string[]): Command {
+  const [name, ...rest] = argv.flatMap(splitShortEquals);
+  if (name === undefined) return usageError("no command given");
+  if (name === "-h" || name === "--help") return { kind: "help", text: usage };
+  if (name === "help") {
+    const topic = rest[0];
+    if (topic === undefined) return { kind: "help", text: usage };
+    const text = commandHelp[topic];
+    return text ? { kind: "help", text } : usageError(`unknown command "${topic}"`);
+  }
+  if (name === "pause" || name === "resume") return parseRequest(name, rest);
+  if (name === "status") return parseStatus(rest);
+  return usageError(
+    name.startsWith("-") ? `a command comes first, before ${name}` : `unknown command "${name}"`,
+  );
+}
+
+function parseRequest(action: Action, argv: string[]): Command {
+  const help = commandHelp[action] ?? usage;
+  let values: { namespace?: string; kubeconfig?: string; context?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: connectionOptions,
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    return usageError(flagError(err), help);
+  }
+  if (values.help) return { kind: "help", text: help };
+  const [workload, ...extra] = positionals;
+  if (workload === undefined) return usageError(`${action} needs a workload, e.g. deployment/web`, help);
+  if (extra.length) return usageError(`${action} takes one workload, got ${positionals.join(" ")}`, help);
+  return {
+    kind: "request",
+    action,
+    workload,
+    ...defined({ namespace: values.namespace, kubeconfig: values.kubeconfig, context: values.context }),
+  };
+}
+
+function parseStatus(argv: string[]): Command {
+  const help = commandHelp.status ?? usage;
+  let values: {
+    namespace?: string;
+    kubeconfig?: string;
+    context?: string;
+    help?: boolean;
+    "all-namespaces"?: boolean;
+    output?: string;
+  };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: statusOptions,
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    return usageError(flagError(err), help);
+  }
+  if (values.help) return { kind: "help", text: help };
+  if (positionals.length) return usageError(`status takes no arguments, got ${positionals.join(" ")}`, help);
+  const allNamespaces = values["all-namespaces"] ?? false;
+  if (allNamespaces && values.namespace !== undefined)
+    return usageError("use either -n <namespace> or -A, not both", help);
+  const output = values.output ?? "table";
+  if (output !== "table" && output !== "json")
+    return usageError(`unknown output format "${output}": use -o json (or leave it out for a table)`, help);
+  return {
+    kind: "status",
+    allNamespaces,
+    output,
+    ...defined({ namespace: values.namespace, kubeconfig: values.kubeconfig, context: values.context }),
+  };
+}
+
+/** kubectl accepts `-n=shop`; parseArgs would read it as the namespace "=shop". */
+function splitShortEquals(arg: string): string[] {
+  const match = /^(-[a-zA-Z])=(.*)$/.exec(arg);
+  return match ? [match[1] ?? arg, match[2] ?? ""] : [arg];
+}
+
+function flagError(err: unknown): string {
+  // parseArgs's messages name the flag; the hint that follows them is for its own API, not for a person.
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split(". To specify")[0]?.split("\n")[0] ?? message;
+}
+
+function defined<T extends Record<string, string | undefined>>(values: T): Partial<Record<keyof T, string>> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<
+    Record<keyof T, string>
+  >;
+}

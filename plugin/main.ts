@@ -1,0 +1,212 @@
+/**
+ * kubectl-napwake: the kubectl plugin's IO shell (bin/kubectl-napwake runs it on the repo's Node 24).
+ * Parsing, resolving, messages and formatting are pure, in plugin/; this file reads and patches the cluster.
+ */
+import {
+  AppsV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Deployment,
+  type V1StatefulSet,
+} from "@kubernetes/client-node";
+import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import { managedWorkloadCrd } from "../api/managedworkload.ts";
+import { type Attempt, describeApiError, type FailedRequest } from "./api-errors.ts";
+import { type Command, type Connection, exitCodes, parseCommand } from "./args.ts";
+import {
+  notFoundMessage,
+  notManagedMessage,
+  planRequest,
+  type TargetFacts,
+  targetMissingMessage,
+} from "./request.ts";
+import { formatStatusTable, noRowsMessage, statusRows, type TargetReplicas, targetKey } from "./status.ts";
+import { parseWorkloadRef, resolveWorkload } from "./workload-ref.ts";
+
+/** An error whose message is for the person at the terminal: printed as is, exit code 1. */
+class PluginError extends Error {}
+
+const mwResource = `${managedWorkloadCrd.plural}.${managedWorkloadCrd.group}`;
+const targetResource: Record<TargetKind, string> = {
+  Deployment: "deployments.apps",
+  StatefulSet: "statefulsets.apps",
+};
+
+interface Cluster {
+  apps: AppsV1Api;
+  custom: CustomObjectsApi;
+  namespace: string;
+  server: string;
+}
+
+function connect(conn: Connection): Cluster {
+  const kc = new KubeConfig();
+  try {
+    if (conn.kubeconfig) kc.loadFromFile(conn.kubeconfig);
+    else kc.loadFromDefault();
+    if (conn.context) {
+      if (!kc.getContextObject(conn.context))
+        throw new Error(`no context "${conn.context}" in the kubeconfig`);
+      kc.setCurrentContext(conn.context);
+    }
+  } catch (err) {
+    throw new PluginError(`cannot load the kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return {
+    apps: kc.makeApiClient(AppsV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    namespace: kc.getContextObject(kc.getCurrentContext())?.namespace || "default",
+    server: kc.getCurrentCluster()?.server ?? "(no cluster in the kubeconfig)",
+  };
+}
+
+/** Runs one API request; a failure becomes a PluginError that says what was attempted. */
+async function call<T>(cluster: Cluster, attempt: Attempt, request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (err) {
+    throw new PluginError(describeApiError(err as FailedRequest, attempt, cluster.server));
+  }
+}
+
+const crdRef = {
+  group: managedWorkloadCrd.group,
+  version: managedWorkloadCrd.version,
+  plural: managedWorkloadCrd.plural,
+};
+
+async function listManagedWorkloads(cluster: Cluster, namespace: string | null): Promise<ManagedWorkload[]> {
+  const list = await call(cluster, { verb: "list", resource: mwResource, namespace }, () =>
+    namespace === null
+      ? cluster.custom.listClusterCustomObject(crdRef)
+      : cluster.custom.listNamespacedCustomObject({ ...crdRef, namespace }),
+  );
+  return (list as { items: ManagedWorkload[] }).items;
+}
+
+/** The target, or null when it does not exist. */
+async function readTarget(
+  cluster: Cluster,
+  namespace: string,
+  kind: TargetKind,
+  name: string,
+): Promise<TargetFacts | null> {
+  const attempt: Attempt = { verb: "get", resource: targetResource[kind], namespace, name };
+  try {
+    const object: V1Deployment | V1StatefulSet =
+      kind === "Deployment"
+        ? await cluster.apps.readNamespacedDeployment({ namespace, name })
+        : await cluster.apps.readNamespacedStatefulSet({ namespace, name });
+    return {
+      kind,
+      name,
+      replicas: object.spec?.replicas ?? 1,
+      annotations: object.metadata?.annotations ?? {},
+    };
+  } catch (err) {
+    if ((err as FailedRequest).code === 404) return null;
+    throw new PluginError(describeApiError(err as FailedRequest, attempt, cluster.server));
+  }
+}
+
+async function request(command: Extract<Command, { kind: "request" }>, now: () => number): Promise<string> {
+  const ref = parseWorkloadRef(command.workload);
+  if ("error" in ref) throw new PluginError(ref.error);
+  const cluster = connect(command);
+  const namespace = command.namespace ?? cluster.namespace;
+  const resolved = resolveWorkload(ref, await listManagedWorkloads(cluster, namespace));
+  if (resolved.kind === "unmanaged") {
+    const { kind, name } = resolved.target;
+    const exists = await readTarget(cluster, namespace, kind, name);
+    throw new PluginError(exists ? notManagedMessage(kind, name) : notFoundMessage(kind, name, namespace));
+  }
+  const mw = resolved.mw;
+  const target = await readTarget(cluster, namespace, mw.spec.targetRef.kind, mw.spec.targetRef.name);
+  if (!target) throw new PluginError(targetMissingMessage(mw));
+  const plan = planRequest(command.action, mw, target, now());
+  await call(cluster, { verb: "patch", resource: mwResource, namespace, name: mw.metadata.name }, () =>
+    cluster.custom.patchNamespacedCustomObject(
+      { ...crdRef, namespace, name: mw.metadata.name, body: plan.patch },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    ),
+  );
+  return `${plan.message}\n`;
+}
+
+async function listTargets(cluster: Cluster, namespace: string | null): Promise<Map<string, TargetReplicas>> {
+  const targets = new Map<string, TargetReplicas>();
+  const add = (kind: TargetKind, items: (V1Deployment | V1StatefulSet)[]) => {
+    for (const item of items) {
+      const meta = item.metadata ?? {};
+      targets.set(targetKey(meta.namespace ?? "", kind, meta.name ?? ""), {
+        replicas: item.spec?.replicas ?? 1,
+        annotations: meta.annotations ?? {},
+      });
+    }
+  };
+  const deployments = await call(cluster, { verb: "list", resource: "deployments.apps", namespace }, () =>
+    namespace === null
+      ? cluster.apps.listDeploymentForAllNamespaces()
+      : cluster.apps.listNamespacedDeployment({ namespace }),
+  );
+  add("Deployment", deployments.items);
+  const statefulSets = await call(cluster, { verb: "list", resource: "statefulsets.apps", namespace }, () =>
+    namespace === null
+      ? cluster.apps.listStatefulSetForAllNamespaces()
+      : cluster.apps.listNamespacedStatefulSet({ namespace }),
+  );
+  add("StatefulSet", statefulSets.items);
+  return targets;
+}
+
+async function status(
+  command: Extract<Command, { kind: "status" }>,
+  now: () => number,
+  warn: (text: string) => void,
+): Promise<string> {
+  const cluster = connect(command);
+  const namespace = command.allNamespaces ? null : (command.namespace ?? cluster.namespace);
+  const mws = await listManagedWorkloads(cluster, namespace);
+  // The replica counts are a nicety: without permission to list workloads, the table shows "-".
+  const targets = await listTargets(cluster, namespace).catch((err: unknown) => {
+    warn(`warning: ${err instanceof Error ? err.message : String(err)}; replicas are shown as "-"\n`);
+    return new Map<string, TargetReplicas>();
+  });
+  const rows = statusRows(mws, targets, now());
+  if (command.output === "json") return `${JSON.stringify(rows, null, 2)}\n`;
+  if (!rows.length) {
+    warn(noRowsMessage(namespace));
+    return "";
+  }
+  return formatStatusTable(rows, { allNamespaces: command.allNamespaces });
+}
+
+async function main(argv: string[]): Promise<number> {
+  const out = (text: string) => process.stdout.write(text);
+  const err = (text: string) => process.stderr.write(text);
+  const command = parseCommand(argv);
+  try {
+    switch (command.kind) {
+      case "help":
+        out(command.text);
+        return exitCodes.ok;
+      case "usage-error":
+        err(`error: ${command.message}\n\n${command.text}`);
+        return exitCodes.usage;
+      case "request":
+        out(await request(command, Date.now));
+        return exitCodes.ok;
+      case "status":
+        out(await status(command, Date.now, err));
+        return exitCodes.ok;
+    }
+  } catch (e) {
+    if (!(e instanceof PluginError)) throw e;
+    err(`error: ${e.message}\n`);
+    return exitCodes.error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

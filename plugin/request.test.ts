@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import type { ManagedWorkload } from "../api/managedworkload.ts";
+import type { Action } from "./args.ts";
+import {
+  notFoundMessage,
+  notManagedMessage,
+  planRequest,
+  type TargetFacts,
+  targetMissingMessage,
+} from "./request.ts";
+
+const now = Date.parse("2030-01-01T12:00:00Z");
+
+function mw(opts: { dryRun?: boolean; status?: ManagedWorkload["status"] } = {}): ManagedWorkload {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name: "web.deployment", namespace: "shop" },
+    spec: { targetRef: { kind: "Deployment", name: "web" }, dryRun: opts.dryRun ?? false },
+    ...(opts.status ? { status: opts.status } : {}),
+  };
+}
+
+const awake: TargetFacts = { kind: "Deployment", name: "web", replicas: 3, annotations: {} };
+const paused: TargetFacts = { ...awake, replicas: 0, annotations: { "napwake.dev/paused-from": "3" } };
+const zeroOutside: TargetFacts = { ...awake, replicas: 0 };
+const unmanaged = mw({
+  status: {
+    phase: "Unmanaged",
+    conditions: [
+      {
+        type: "Managed",
+        status: "False",
+        reason: "Protected",
+        message: "spec.protected is true",
+        lastTransitionTime: "2030-01-01T00:00:00Z",
+      },
+    ],
+  },
+});
+
+describe("planRequest", () => {
+  it.each([
+    ["pause", "pause-requested"],
+    ["resume", "resume-requested"],
+  ] as const)("%s sets only napwake.dev/%s to now, as RFC 3339", (action, key) => {
+    expect(planRequest(action, mw(), awake, now).patch).toEqual({
+      metadata: { annotations: { [`napwake.dev/${key}`]: "2030-01-01T12:00:00.000Z" } },
+    });
+  });
+
+  it.each<[string, Action, ManagedWorkload, TargetFacts, string]>([
+    ["pause, awake", "pause", mw(), awake, "web will be paused at the next reconcile (replicas 3 → 0)"],
+    [
+      "pause, already paused",
+      "pause",
+      mw(),
+      paused,
+      "web is already paused (0 replicas, 3 held); the pause request is recorded and changes nothing",
+    ],
+    [
+      "pause, dry-run",
+      "pause",
+      mw({ dryRun: true }),
+      awake,
+      "web is in dry-run: the next reconcile records that it would pause (replicas 3 → 0) but does not scale",
+    ],
+    [
+      "pause, not under management",
+      "pause",
+      unmanaged,
+      awake,
+      "web is not under Napwake's management right now (spec.protected is true); the pause request is recorded but not acted on",
+    ],
+    [
+      "pause, scaled to zero outside",
+      "pause",
+      mw(),
+      zeroOutside,
+      "web is at 0 replicas, scaled to zero outside Napwake; the pause request is recorded and changes nothing",
+    ],
+    ["resume, paused", "resume", mw(), paused, "web will be resumed at the next reconcile (replicas 0 → 3)"],
+    [
+      "resume, paused but unmanaged: the controller resumes it when letting go",
+      "resume",
+      unmanaged,
+      paused,
+      "web will be resumed at the next reconcile (replicas 0 → 3)",
+    ],
+    [
+      "resume, already awake",
+      "resume",
+      mw(),
+      awake,
+      "web is already awake (3 replicas); the resume request counts as activity and restarts its idle window",
+    ],
+    [
+      "resume, scaled to zero outside",
+      "resume",
+      mw(),
+      zeroOutside,
+      "web is at 0 replicas, scaled to zero outside Napwake: Napwake has no count to restore; scale it up yourself (kubectl scale deployment/web --replicas=N)",
+    ],
+  ])("%s", (_, action, managed, target, message) => {
+    expect(planRequest(action, managed, target, now).message).toBe(message);
+  });
+});
+
+describe("error messages", () => {
+  it.each([
+    [
+      notManagedMessage("Deployment", "web"),
+      "deployment/web is not managed by Napwake: label it napwake.dev/managed=true or create a ManagedWorkload",
+    ],
+    [notFoundMessage("StatefulSet", "db", "shop"), "statefulset/db not found in namespace shop"],
+    [
+      targetMissingMessage(mw()),
+      "ManagedWorkload web.deployment targets deployment/web, which does not exist in namespace shop: nothing to pause or resume",
+    ],
+  ])("%s", (actual, expected) => {
+    expect(actual).toBe(expected);
+  });
+});

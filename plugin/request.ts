@@ -1,0 +1,103 @@
+/**
+ * `kubectl napwake pause` and `resume`: the annotation to set on the ManagedWorkload and what to tell the
+ * person about what the next reconcile will do (see controllers/managedworkload/decide.ts). Pure.
+ */
+import { annotations, labels } from "../api/keys.ts";
+import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import type { Action } from "./args.ts";
+import { describeTarget } from "./workload-ref.ts";
+
+/** The target as read from the cluster. */
+export interface TargetFacts {
+  kind: TargetKind;
+  name: string;
+  /** spec.replicas. */
+  replicas: number;
+  annotations: Record<string, string>;
+}
+
+export interface RequestPlan {
+  /** A JSON merge patch for the ManagedWorkload: only the one annotation. */
+  patch: { metadata: { annotations: Record<string, string> } };
+  /** What will happen, for stdout. */
+  message: string;
+}
+
+const requestAnnotation = { pause: annotations.pauseRequested, resume: annotations.resumeRequested } as const;
+
+export function planRequest(
+  action: Action,
+  mw: ManagedWorkload,
+  target: TargetFacts,
+  nowMs: number,
+): RequestPlan {
+  const at = new Date(nowMs).toISOString();
+  return {
+    patch: { metadata: { annotations: { [requestAnnotation[action]]: at } } },
+    message: action === "pause" ? pauseMessage(mw, target) : resumeMessage(mw, target),
+  };
+}
+
+/** The count to restore, from the target's annotation: the controller's source of truth, as in decide.ts. */
+function pausedFrom(target: TargetFacts): number | null {
+  const raw = target.annotations[annotations.pausedFrom];
+  return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
+}
+
+/** Paused by Napwake: at zero with a count to restore. */
+function isPaused(target: TargetFacts): boolean {
+  return target.replicas === 0 && pausedFrom(target) !== null;
+}
+
+/** Why the controller will not act on a request, or null. */
+function notActing(mw: ManagedWorkload): string | null {
+  if (mw.status?.phase !== "Unmanaged") return null;
+  const managed = mw.status.conditions?.find((c) => c.type === "Managed");
+  return managed?.message || "its ManagedWorkload's phase is Unmanaged";
+}
+
+function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
+  const name = target.name;
+  const held = pausedFrom(target);
+  if (isPaused(target)) {
+    return `${name} is already paused (0 replicas, ${held} held); the pause request is recorded and changes nothing`;
+  }
+  const why = notActing(mw);
+  if (why)
+    return `${name} is not under Napwake's management right now (${why}); the pause request is recorded but not acted on`;
+  if (target.replicas === 0) {
+    return `${name} is at 0 replicas, scaled to zero outside Napwake; the pause request is recorded and changes nothing`;
+  }
+  if (mw.spec.dryRun) {
+    return `${name} is in dry-run: the next reconcile records that it would pause (replicas ${target.replicas} → 0) but does not scale`;
+  }
+  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0)`;
+}
+
+function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
+  const name = target.name;
+  const held = pausedFrom(target);
+  if (isPaused(target) && held !== null) {
+    return `${name} will be resumed at the next reconcile (replicas 0 → ${held})`;
+  }
+  const why = notActing(mw);
+  if (why)
+    return `${name} is not under Napwake's management right now (${why}); the resume request is recorded but not acted on`;
+  if (target.replicas === 0) {
+    return `${name} is at 0 replicas, scaled to zero outside Napwake: Napwake has no count to restore; scale it up yourself (kubectl scale ${describeTarget(target.kind, name)} --replicas=N)`;
+  }
+  return `${name} is already awake (${target.replicas} replicas); the resume request counts as activity and restarts its idle window`;
+}
+
+export function notManagedMessage(kind: TargetKind, name: string): string {
+  return `${describeTarget(kind, name)} is not managed by Napwake: label it ${labels.managed}=true or create a ManagedWorkload`;
+}
+
+export function notFoundMessage(kind: TargetKind, name: string, namespace: string): string {
+  return `${describeTarget(kind, name)} not found in namespace ${namespace}`;
+}
+
+export function targetMissingMessage(mw: ManagedWorkload): string {
+  const ref = mw.spec.targetRef;
+  return `ManagedWorkload ${mw.metadata.name} targets ${describeTarget(ref.kind, ref.name)}, which does not exist in namespace ${mw.metadata.namespace}: nothing to pause or resume`;
+}

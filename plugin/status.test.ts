@@ -1,0 +1,174 @@
+import { describe, expect, it } from "vitest";
+import type { ManagedWorkload } from "../api/managedworkload.ts";
+import {
+  formatAge,
+  formatReplicas,
+  formatStatusTable,
+  type StatusRow,
+  statusRows,
+  type TargetReplicas,
+  targetKey,
+} from "./status.ts";
+
+const now = Date.parse("2030-01-01T12:00:00Z");
+const ago = (seconds: number) => new Date(now - seconds * 1000).toISOString();
+
+function mw(
+  name: string,
+  opts: { namespace?: string; target?: string; dryRun?: boolean; status?: ManagedWorkload["status"] } = {},
+): ManagedWorkload {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name, namespace: opts.namespace ?? "shop" },
+    spec: { targetRef: { kind: "Deployment", name: opts.target ?? name }, dryRun: opts.dryRun ?? false },
+    ...(opts.status ? { status: opts.status } : {}),
+  };
+}
+
+const targets = new Map<string, TargetReplicas>([
+  [targetKey("shop", "Deployment", "web"), { replicas: 0, annotations: { "napwake.dev/paused-from": "3" } }],
+  [targetKey("shop", "Deployment", "api"), { replicas: 2, annotations: {} }],
+]);
+
+describe("formatAge", () => {
+  it.each([
+    [0, "0s"],
+    [45, "45s"],
+    [60, "1m"],
+    [303, "5m3s"],
+    [7_200, "2h"],
+    [7_500, "2h5m"],
+    [7_559, "2h5m"],
+    [90_061, "1d1h"],
+    [86_460, "1d"],
+    [-5, "0s"],
+  ])("%i seconds is %s", (seconds, text) => {
+    expect(formatAge(seconds)).toBe(text);
+  });
+});
+
+describe("formatReplicas", () => {
+  it.each([
+    [{ replicas: 3, heldReplicas: null }, "3"],
+    [{ replicas: 0, heldReplicas: 3 }, "0 (3 held)"],
+    [{ replicas: null, heldReplicas: 3 }, "- (3 held)"],
+    [{ replicas: null, heldReplicas: null }, "-"],
+  ])("%o shows as %s", (row, text) => {
+    expect(formatReplicas(row)).toBe(text);
+  });
+});
+
+describe("statusRows", () => {
+  it("reads a paused workload: held replicas, paused since, idle for, forecast", () => {
+    const [row] = statusRows(
+      [
+        mw("web", {
+          status: {
+            phase: "Paused",
+            pausedFrom: 3,
+            pausedAt: ago(7_500),
+            lastActivity: { time: ago(9_000), source: "cpu" },
+            prediction: { phase: "Quiet" },
+          },
+        }),
+      ],
+      targets,
+      now,
+    );
+    expect(row).toEqual({
+      namespace: "shop",
+      name: "web",
+      target: "deployment/web",
+      phase: "Paused",
+      replicas: 0,
+      heldReplicas: 3,
+      lastActivity: ago(9_000),
+      lastActivitySource: "cpu",
+      idleForSeconds: 9_000,
+      pausedAt: ago(7_500),
+      pausedForSeconds: 7_500,
+      forecast: "Quiet",
+      dryRun: false,
+      dryRunSavedReplicaHours: null,
+    } satisfies StatusRow);
+  });
+
+  it.each([
+    [
+      "no status at all",
+      mw("new"),
+      { phase: null, replicas: null, heldReplicas: null, idleForSeconds: null },
+    ],
+    [
+      "held count from the target when status lost it",
+      mw("x", { target: "web", status: { phase: "Pausing" } }),
+      { replicas: 0, heldReplicas: 3 },
+    ],
+    [
+      "a target that is not there",
+      mw("gone", { status: { phase: "Unmanaged" } }),
+      { replicas: null, heldReplicas: null },
+    ],
+    [
+      "a time ahead of the clock as zero",
+      mw("api", { status: { lastActivity: { time: ago(-30) } } }),
+      { idleForSeconds: 0 },
+    ],
+    [
+      "an unparseable time as unknown",
+      mw("api", { status: { pausedAt: "soon" } }),
+      { pausedForSeconds: null },
+    ],
+    [
+      "a prediction without a phase as none",
+      mw("api", { status: { prediction: { next: 1 } } }),
+      { forecast: null },
+    ],
+    ["dry-run with nothing saved yet as zero", mw("api", { dryRun: true }), { dryRunSavedReplicaHours: 0 }],
+  ])("reads %s", (_, managed, expected) => {
+    expect(statusRows([managed], targets, now)[0]).toMatchObject(expected);
+  });
+
+  it("sorts by namespace, then name", () => {
+    const rows = statusRows(
+      [mw("b", { namespace: "z" }), mw("c", { namespace: "a" }), mw("a", { namespace: "z" })],
+      targets,
+      now,
+    );
+    expect(rows.map((r) => `${r.namespace}/${r.name}`)).toEqual(["a/c", "z/a", "z/b"]);
+  });
+});
+
+describe("formatStatusTable", () => {
+  const rows = statusRows(
+    [
+      mw("web", {
+        status: { phase: "Paused", pausedFrom: 3, pausedAt: ago(7_500), lastActivity: { time: ago(9_000) } },
+      }),
+      mw("api", {
+        dryRun: true,
+        status: { phase: "DryRun", lastActivity: { time: ago(45) }, dryRun: { heldReplicaHours: 12.3456 } },
+      }),
+    ],
+    targets,
+    now,
+  );
+
+  it("aligns columns, one row per ManagedWorkload, missing values as -", () => {
+    expect(formatStatusTable(rows, { allNamespaces: false })).toBe(
+      [
+        "NAME   TARGET           PHASE    REPLICAS     IDLE FOR   PAUSED SINCE   FORECAST   DRY-RUN SAVED",
+        "api    deployment/api   DryRun   2            45s        -              -          12.35 replica-h",
+        "web    deployment/web   Paused   0 (3 held)   2h30m      2h5m           -          -",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("adds a NAMESPACE column with -A", () => {
+    const [header, first] = formatStatusTable(rows, { allNamespaces: true }).split("\n");
+    expect(header).toMatch(/^NAMESPACE {3}NAME {3}TARGET/);
+    expect(first).toMatch(/^shop {8}api {4}deployment\/api/);
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * `kubectl napwake status`: ManagedWorkloads (and their targets' replica counts) to rows, and rows to a
+ * table. Pure; the time is given.
+ */
+import { annotations } from "../api/keys.ts";
+import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import { describeTarget } from "./workload-ref.ts";
+
+/** A target's replica facts, keyed by `namespace/Kind/name` (see targetKey). */
+export interface TargetReplicas {
+  replicas: number;
+  annotations: Record<string, string>;
+}
+
+export function targetKey(namespace: string, kind: TargetKind, name: string): string {
+  return `${namespace}/${kind}/${name}`;
+}
+
+/** One row, as data: `-o json` prints these; the table formats them. */
+export interface StatusRow {
+  namespace: string;
+  name: string;
+  target: string;
+  phase: string | null;
+  /** The target's spec.replicas; null when the target was not read (missing, or not allowed). */
+  replicas: number | null;
+  /** The count Napwake restores on resume, while paused. */
+  heldReplicas: number | null;
+  lastActivity: string | null;
+  lastActivitySource: string | null;
+  idleForSeconds: number | null;
+  pausedAt: string | null;
+  pausedForSeconds: number | null;
+  forecast: string | null;
+  dryRun: boolean;
+  /** In dry-run: the replica-hours a pause would have saved so far. */
+  dryRunSavedReplicaHours: number | null;
+}
+
+export function statusRows(
+  mws: readonly ManagedWorkload[],
+  targets: ReadonlyMap<string, TargetReplicas>,
+  nowMs: number,
+): StatusRow[] {
+  return mws.map((mw) => statusRow(mw, targets, nowMs)).sort(byNamespaceThenName);
+}
+
+function statusRow(
+  mw: ManagedWorkload,
+  targets: ReadonlyMap<string, TargetReplicas>,
+  nowMs: number,
+): StatusRow {
+  const { namespace, name } = mw.metadata;
+  const ref = mw.spec.targetRef;
+  const status = mw.status ?? {};
+  const target = targets.get(targetKey(namespace, ref.kind, ref.name));
+  const lastActivity = status.lastActivity?.time ?? null;
+  const pausedAt = status.pausedAt ?? null;
+  const dryRun = mw.spec.dryRun === true;
+  return {
+    namespace,
+    name,
+    target: describeTarget(ref.kind, ref.name),
+    phase: status.phase ?? null,
+    replicas: target ? target.replicas : null,
+    heldReplicas: heldReplicas(status.pausedFrom, target),
+    lastActivity,
+    lastActivitySource: status.lastActivity?.source ?? null,
+    idleForSeconds: secondsSince(lastActivity, nowMs),
+    pausedAt,
+    pausedForSeconds: secondsSince(pausedAt, nowMs),
+    forecast: forecastPhase(status.prediction),
+    dryRun,
+    dryRunSavedReplicaHours: dryRun ? (status.dryRun?.heldReplicaHours ?? 0) : null,
+  };
+}
+
+function heldReplicas(fromStatus: number | undefined, target: TargetReplicas | undefined): number | null {
+  if (fromStatus !== undefined) return fromStatus;
+  const raw = target?.annotations[annotations.pausedFrom];
+  return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
+}
+
+function forecastPhase(prediction: Record<string, unknown> | undefined): string | null {
+  const phase = prediction?.phase;
+  return typeof phase === "string" && phase ? phase : null;
+}
+
+function secondsSince(time: string | null, nowMs: number): number | null {
+  if (!time) return null;
+  const ms = Date.parse(time);
+  // A time ahead of our clock is skew between machines: it happened just now.
+  return Number.isNaN(ms) ? null : Math.max(0, Math.floor((nowMs - ms) / 1000));
+}
+
+function byNamespaceThenName(a: StatusRow, b: StatusRow): number {
+  return a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
+}
+
+/** An age in its two largest units, as kubectl writes them: 45s, 5m3s, 2h5m, 3d4h. */
+export function formatAge(seconds: number): string {
+  const units: [string, number][] = [
+    ["d", 86_400],
+    ["h", 3_600],
+    ["m", 60],
+    ["s", 1],
+  ];
+  let rest = Math.max(0, Math.floor(seconds));
+  const parts: string[] = [];
+  for (const [unit, size] of units) {
+    const amount = Math.floor(rest / size);
+    rest -= amount * size;
+    if (parts.length === 0 && amount === 0) continue;
+    if (amount > 0) parts.push(`${amount}${unit}`);
+    if (parts.length === 2 || (parts.length === 1 && amount === 0)) break;
+  }
+  return parts.join("") || "0s";
+}
+
+/** "3", "0 (3 held)", "-" when the target's count is unknown. */
+export function formatReplicas(row: Pick<StatusRow, "replicas" | "heldReplicas">): string {
+  const current = row.replicas === null ? "-" : String(row.replicas);
+  return row.heldReplicas === null ? current : `${current} (${row.heldReplicas} held)`;
+}
+
+function formatReplicaHours(hours: number): string {
+  return `${Number(hours.toFixed(2))} replica-h`;
+}
+
+export function formatStatusTable(rows: readonly StatusRow[], opts: { allNamespaces: boolean }): string {
+  const header = [
+    ...(opts.allNamespaces ? ["NAMESPACE"] : []),
+    "NAME",
+    "TARGET",
+    "PHASE",
+    "REPLICAS",
+    "IDLE FOR",
+    "PAUSED SINCE",
+    "FORECAST",
+    "DRY-RUN SAVED",
+  ];
+  const cells = rows.map((row) => [
+    ...(opts.allNamespaces ? [row.namespace] : []),
+    row.name,
+    row.target,
+    row.phase ?? "-",
+    formatReplicas(row),
+    row.idleForSeconds === null ? "-" : formatAge(row.idleForSeconds),
+    row.pausedForSeconds === null ? "-" : formatAge(row.pausedForSeconds),
+    row.forecast ?? "-",
+    row.dryRunSavedReplicaHours === null ? "-" : formatReplicaHours(row.dryRunSavedReplicaHours),
+  ]);
+  return alignColumns([header, ...cells]);
+}
+
+/** Columns padded to their widest cell and three spaces apart, like kubectl get. */
+function alignColumns(table: string[][]): string {
+  const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? "").length))) ?? [];
+  return table
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("   ")
+        .trimEnd(),
+    )
+    .join("\n")
+    .concat("\n");
+}
+
+export function noRowsMessage(namespace: string | null): string {
+  return namespace === null
+    ? "No ManagedWorkloads found.\n"
+    : `No ManagedWorkloads found in namespace ${namespace}.\n`;
+}

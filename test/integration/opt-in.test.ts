@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { annotations, labels } from "../../api/keys.ts";
+import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import {
+  type Clients,
+  clusterClients,
+  createTestNamespace,
+  deleteTestNamespace,
+  eventually,
+} from "./cluster.ts";
+import { installManagedWorkloadCrd, shiftedClock, startController } from "./operator-support.ts";
+import { httpDeployment } from "./workloads.ts";
+
+const minute = 60_000;
+
+describe("opting in with the napwake.dev/managed label", () => {
+  let clients: Clients;
+  let namespace: string;
+  let other: string;
+  let controller: ManagedWorkloadController;
+  const clock = shiftedClock();
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    await installManagedWorkloadCrd(clients);
+    namespace = await createTestNamespace(clients, "optin");
+    other = await createTestNamespace(clients, "optin-ns");
+    controller = await startController(clients, clock);
+  });
+  afterAll(async () => {
+    await controller?.stop();
+    await deleteTestNamespace(clients, namespace);
+    await deleteTestNamespace(clients, other);
+  });
+
+  const mws = async (ns: string) =>
+    (
+      (await clients.custom.listNamespacedCustomObject({
+        group: managedWorkloadCrd.group,
+        version: managedWorkloadCrd.version,
+        plural: managedWorkloadCrd.plural,
+        namespace: ns,
+      })) as { items: ManagedWorkload[] }
+    ).items
+      .map((m) => m.metadata.name)
+      .sort();
+  const label = (value: string | null) => [
+    {
+      op: value === null ? "remove" : "add",
+      path: `/metadata/labels/${labels.managed.replace("/", "~1")}`,
+      ...(value === null ? {} : { value }),
+    },
+  ];
+
+  it("creates ManagedWorkloads for a labelled Deployment and StatefulSet, and removes them when unlabelled", async () => {
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        ...httpDeployment({ namespace, name: "web", replicas: 2 }),
+        metadata: { namespace, name: "web", labels: { [labels.managed]: "true" } },
+      },
+    });
+    const web = httpDeployment({ namespace, name: "db", replicas: 1 });
+    await clients.apps.createNamespacedStatefulSet({
+      namespace,
+      body: {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: { namespace, name: "db", labels: { [labels.managed]: "true" } },
+        spec: {
+          serviceName: "db",
+          replicas: 1,
+          selector: web.spec?.selector ?? { matchLabels: {} },
+          template: web.spec?.template ?? {},
+        },
+      },
+    });
+    await eventually("both ManagedWorkloads exist", async () => {
+      const names = await mws(namespace);
+      return names.includes("web.deployment") && names.includes("db.statefulset") ? true : undefined;
+    });
+
+    await clients.apps.patchNamespacedStatefulSet({ namespace, name: "db", body: label(null) });
+    await eventually("the StatefulSet's ManagedWorkload is gone", async () =>
+      (await mws(namespace)).includes("db.statefulset") ? undefined : true,
+    );
+  });
+
+  it("manages every workload of a labelled Namespace, and resumes a paused one before letting it go", {
+    timeout: 300_000,
+  }, async () => {
+    await clients.apps.createNamespacedDeployment({
+      namespace: other,
+      body: httpDeployment({ namespace: other, name: "api", replicas: 3, cpu: "5m" }),
+    });
+    await clients.core.patchNamespace({
+      name: other,
+      body: [{ op: "add", path: `/metadata/labels/${labels.managed.replace("/", "~1")}`, value: "true" }],
+    });
+    // Seen awake first: a workload's idle window starts when Napwake first sees it awake.
+    await eventually("a ManagedWorkload for the namespace's Deployment, seen awake", async () => {
+      const list = (await clients.custom.listNamespacedCustomObject({
+        group: managedWorkloadCrd.group,
+        version: managedWorkloadCrd.version,
+        plural: managedWorkloadCrd.plural,
+        namespace: other,
+      })) as { items: ManagedWorkload[] };
+      return list.items.some((m) => m.metadata.name === "api.deployment" && m.status?.phase === "Awake")
+        ? true
+        : undefined;
+    });
+    // Opt-in ManagedWorkloads take the CRD default idle window of 30 minutes.
+    clock.advance(40 * minute);
+    await eventually(
+      "the idle Deployment is paused",
+      async () => {
+        const d = await clients.apps.readNamespacedDeployment({ namespace: other, name: "api" });
+        return d.spec?.replicas === 0 && d.metadata?.annotations?.[annotations.pausedFrom] === "3"
+          ? true
+          : undefined;
+      },
+      120_000,
+    );
+
+    await clients.core.patchNamespace({
+      name: other,
+      body: [{ op: "remove", path: `/metadata/labels/${labels.managed.replace("/", "~1")}` }],
+    });
+    const back = await eventually(
+      "back at 3 replicas with paused-from gone, and no ManagedWorkload",
+      async () => {
+        const d = await clients.apps.readNamespacedDeployment({ namespace: other, name: "api" });
+        const gone = !(await mws(other)).includes("api.deployment");
+        return d.spec?.replicas === 3 &&
+          d.metadata?.annotations?.[annotations.pausedFrom] === undefined &&
+          gone
+          ? d
+          : undefined;
+      },
+    );
+    expect(back.spec?.replicas).toBe(3);
+  });
+});
