@@ -55,7 +55,10 @@ export async function startCaches(kc: KubeConfig): Promise<Caches> {
       onChange: () => undefined,
     });
     const events = informer.cache as unknown as { on(verb: string, cb: Listener): void };
-    for (const verb of ["add", "update", "delete"]) events.on(verb, (o) => listeners.forEach((l) => l(o)));
+    for (const verb of ["add", "update", "delete"])
+      events.on(verb, (o) => {
+        for (const l of listeners) l(o);
+      });
     kept.push(informer as unknown as KeptInformer<KubernetesObject>);
     return { cache: informer.cache, onChange: (l) => listeners.push(l as Listener) };
   }
