@@ -1,6 +1,6 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 
-export const demo = { namespace: "demo", name: "hello", port: 80 } as const;
+export const demo = { namespace: "demo", name: "hello", port: 80, idleWindow: "2m" } as const;
 
 /** The sandbox's demo: a Deployment whose kwok pods answer HTTP (through the pod backend) and its Service. */
 export function demoObjects(): KubernetesObject[] {
@@ -39,4 +39,20 @@ export function demoObjects(): KubernetesObject[] {
       spec: { selector: labels, ports: [{ name: "http", port: demo.port, targetPort: "http" }] },
     },
   ] as KubernetesObject[];
+}
+
+/**
+ * The demo's ManagedWorkload, as a GitOps repository would hold it: a short idle window so the sandbox shows a
+ * pause within minutes (the pods use 2 x 20m CPU, under the 50m threshold).
+ */
+export function demoManagedWorkload(): KubernetesObject {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { namespace: demo.namespace, name: `${demo.name}.deployment` },
+    spec: {
+      targetRef: { apiVersion: "apps/v1", kind: "Deployment", name: demo.name },
+      idle: { window: demo.idleWindow, cpuThreshold: "50m" },
+    },
+  } as KubernetesObject;
 }

@@ -21,14 +21,15 @@ import { harnessFieldManager } from "./bootstrap.ts";
 import { dialTcp, dialUnix, listen, type PipeServer, pipeServer } from "./bridge.ts";
 import { kubeconfigYaml } from "./cluster-pki.ts";
 import { startControlPlane } from "./control-plane.ts";
-import { demo, demoObjects } from "./demo.ts";
+import { demo, demoManagedWorkload, demoObjects } from "./demo.ts";
 import { ports } from "./layout.ts";
+import { installCrds, startOperatorProcess } from "./napwake-install.ts";
+import { repoRoot } from "./paths.ts";
 import { startPodBackend } from "./pod-backend.ts";
 import { waitFor } from "./process.ts";
 import { startServiceClient } from "./service-client.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, "../..");
 
 interface SandboxConfig {
   command: string;
@@ -158,6 +159,13 @@ From any shell on this machine:
   kubectl -n ${demo.namespace} scale deploy/${demo.name} --replicas=0   # then curl: connection closed, no pod
   kubectl top pods -n ${demo.namespace}               # metrics-server, after ~30 s
 
+Napwake runs in it (log: .napwake/sandbox/cluster/logs/napwake-operator.log). The demo is idle: Napwake
+pauses it ${demo.idleWindow} after it first sees it awake, remembering its replica count.
+  kubectl napwake status -n ${demo.namespace}         # phase, replicas held, idle for
+  kubectl -n ${demo.namespace} get managedworkloads
+  kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it to exactly its old count
+  kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now
+
 Stop it with: npm run sandbox -- down
 `);
 }
@@ -222,7 +230,11 @@ async function serve(config: SandboxConfig): Promise<void> {
       clientKey: user?.keyFile ?? "",
     }),
   );
-  await writeFile(f.env, `export KUBECONFIG=${f.kubeconfig}\nexport PATH=${binDir}:$PATH\n`);
+  // The repository's bin/ holds kubectl-napwake, so `kubectl napwake` works.
+  await writeFile(
+    f.env,
+    `export KUBECONFIG=${f.kubeconfig}\nexport PATH=${join(repoRoot, "bin")}:${binDir}:$PATH\n`,
+  );
   const state: SandboxState = {
     pid: process.pid,
     apiPort: config.apiPort,
@@ -255,6 +267,17 @@ async function inner(config: SandboxConfig): Promise<void> {
   const backend = await startPodBackend(kc);
   const services = await startServiceClient(kc);
   await serverSideApply(KubernetesObjectApi.makeApiClient(kc), demoObjects(), harnessFieldManager);
+  await installCrds(kc);
+  await serverSideApply(
+    KubernetesObjectApi.makeApiClient(kc),
+    [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "napwake-system" } }, demoManagedWorkload()],
+    harnessFieldManager,
+  );
+  const operator = startOperatorProcess({
+    kubeconfig: cluster.kubeconfig,
+    logDir: cluster.paths.logs,
+    prometheusUrl: cluster.prometheus.url,
+  });
   await waitFor(
     async () => (services.endpoints(demo.namespace, demo.name, demo.port).length > 0 ? true : undefined),
     {
@@ -277,6 +300,7 @@ async function inner(config: SandboxConfig): Promise<void> {
     if (stopping) return;
     stopping = true;
     await Promise.all(sockets.map((s) => s.close()));
+    await operator.stop();
     await services.stop();
     await backend.stop();
     await cluster.stop();

@@ -1,34 +1,15 @@
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
-import {
-  ApiException,
-  ApiextensionsV1Api,
-  loadYaml,
-  type V1CustomResourceDefinition,
-} from "@kubernetes/client-node";
-import { fieldManager } from "../../api/keys.ts";
-import { serverSideApply } from "../../kube/apply.ts";
-import { type Clients, eventually } from "./cluster.ts";
+import { ApiException, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { installCrdFile } from "../cluster/napwake-install.ts";
+import { repoRoot } from "../cluster/paths.ts";
+import type { Clients } from "./cluster.ts";
 
-/** The repository's root, for manifests. */
-export const repoRoot = join(import.meta.dirname, "../..");
+export { repoRoot };
 
-/**
- * Installs a CRD from a YAML file and waits until it is Established. CRDs are cluster-scoped and shared by
- * every test file, so this is idempotent: a forced server-side apply under Napwake's field manager.
- */
+/** Installs a CRD from a YAML file and waits until it is Established (idempotent; shared by test files). */
 export async function installCrd(clients: Clients, path: string): Promise<V1CustomResourceDefinition> {
-  // loadYaml, not a plain YAML parse: the client serializes through its typed models, which drop keys they
-  // do not know by their wire name (`default`, `x-kubernetes-validations`) from a plain object.
-  const crd = loadYaml<V1CustomResourceDefinition>(await readFile(path, "utf8"));
-  const name = crd.metadata?.name ?? "";
-  await serverSideApply(clients.objects, [crd], fieldManager, { force: true });
-  const apiext = clients.kc.makeApiClient(ApiextensionsV1Api);
-  return eventually(`CRD ${name} Established`, async () => {
-    const live = await apiext.readCustomResourceDefinition({ name });
-    const established = live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
-    return established ? live : undefined;
-  });
+  const [crd] = await installCrdFile(clients.kc, path);
+  if (!crd) throw new Error(`${path} holds no CustomResourceDefinition`);
+  return crd;
 }
 
 /** The API server's message when `write` is refused; fails the test if it is accepted. */
