@@ -1,6 +1,6 @@
 /**
- * Napwake's one binary. `napwake operator [flags]` runs the controllers (leader-elected when asked) and a
- * health endpoint. Configuration is parsed once here and passed down.
+ * Napwake's one binary. `napwake operator [flags]` runs the controllers (leader-elected when asked), the
+ * admission webhooks (every replica) and a health endpoint. Configuration is parsed once here and passed down.
  */
 import { createServer } from "node:http";
 import {
@@ -13,7 +13,7 @@ import {
 } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { fieldManager } from "../api/keys.ts";
-import { startCaches } from "../controllers/caches.ts";
+import { type Caches, startCaches } from "../controllers/caches.ts";
 import { startManagedWorkloadController } from "../controllers/managedworkload/controller.ts";
 import { activityMeter } from "../controllers/managedworkload/measure.ts";
 import { clusterWrites } from "../controllers/managedworkload/writes.ts";
@@ -21,7 +21,10 @@ import { startOptInController } from "../controllers/optin/controller.ts";
 import { systemClock } from "../kube/clock.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { LeaderElector } from "../kube/leader-election.ts";
+import type { KubeObject } from "../webhook/admission.ts";
+import { cachedOwnerLookup } from "../webhook/owners.ts";
 import { ConfigError, type OperatorConfig, parseOperatorConfig } from "./operator-config.ts";
+import { ownUsername, type RunningWebhooks, startWebhooks } from "./webhooks.ts";
 
 const usage = `usage: napwake operator [flags]
 
@@ -37,6 +40,13 @@ const usage = `usage: napwake operator [flags]
   --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
   --dry-run                       decide and record, never scale
   --log-level LEVEL               default info
+  --webhook-port PORT             admission webhooks, served by every replica (default 9443; 0 turns them off)
+  --webhook-host IP               address the webhooks listen on (default 0.0.0.0)
+  --webhook-service NAME          the Service in front of the webhooks, in --namespace (default napwake-webhook)
+  --webhook-configuration NAME    our Mutating/ValidatingWebhookConfiguration (default napwake)
+  --cert-source self|cert-manager self: a CA in the Secret napwake-webhook-ca and caBundle injection (default);
+                                  cert-manager: tls.crt/tls.key from --cert-dir, reloaded when they change
+  --cert-dir DIR                  default /etc/napwake/tls
 `;
 
 async function runOperator(config: OperatorConfig): Promise<void> {
@@ -45,15 +55,32 @@ async function runOperator(config: OperatorConfig): Promise<void> {
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
 
-  let ready = false;
+  // Set once every cache has synced: the webhooks' owner lookup throws (fails open) until then.
+  let synced: Caches | undefined;
+  let webhooks: RunningWebhooks | undefined;
+  let stopping = false;
+  const ready = () => !stopping && synced !== undefined && (webhooks?.isReady() ?? true);
   const health = createServer((req, res) => {
-    const ok = req.url === "/healthz" || (req.url === "/readyz" && ready);
+    const ok = req.url === "/healthz" || (req.url === "/readyz" && ready());
     res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
   });
   if (config.healthPort > 0) health.listen(config.healthPort);
 
+  if (config.webhooks.port > 0) {
+    webhooks = await startWebhooks({
+      config: config.webhooks,
+      namespace: config.namespace,
+      kc,
+      lookup: cachedOwnerLookup(
+        (namespace) => synced?.managedWorkloads.cache.list(namespace) as KubeObject[] | undefined,
+      ),
+      operatorUsername: await ownUsername(kc, config.namespace, log),
+      ready: () => synced !== undefined,
+      log,
+    });
+  }
   const caches = await startCaches(kc);
-  ready = true;
+  synced = caches;
   const writes = clusterWrites({
     apps: kc.makeApiClient(AppsV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
@@ -119,8 +146,9 @@ async function runOperator(config: OperatorConfig): Promise<void> {
 
   const shutdown = async (signal: string) => {
     log.info({ signal }, "shutting down");
-    ready = false;
+    stopping = true;
     stopController.abort();
+    await webhooks?.stop();
     await elector?.stop();
     await caches.stop();
     health.close();

@@ -13,7 +13,33 @@ describe("parseOperatorConfig", () => {
       pausedCheckIntervalMs: 300_000,
       healthPort: 8081,
       dryRun: false,
+      webhooks: {
+        port: 9443,
+        host: "0.0.0.0",
+        service: "napwake-webhook",
+        configuration: "napwake",
+        certSource: "self",
+        certDir: "/etc/napwake/tls",
+      },
     });
+  });
+
+  it.each([
+    { args: ["--webhook-port=0"], want: { port: 0 } },
+    {
+      args: ["--webhook-host=198.19.0.5", "--webhook-port=10443"],
+      want: { host: "198.19.0.5", port: 10443 },
+    },
+    {
+      args: ["--webhook-service=test-webhook", "--webhook-configuration=napwake-t-1234"],
+      want: { service: "test-webhook", configuration: "napwake-t-1234" },
+    },
+    {
+      args: ["--cert-source=cert-manager", "--cert-dir=/run/tls"],
+      want: { certSource: "cert-manager", certDir: "/run/tls" },
+    },
+  ])("reads the webhook flags $args", ({ args, want }) => {
+    expect(parseOperatorConfig(args, {}).webhooks).toMatchObject(want);
   });
 
   it("lets the last of a repeated flag win, as kustomize overlays append flags", () => {
@@ -29,6 +55,18 @@ describe("parseOperatorConfig", () => {
       message: /--max-concurrent-reconciles must be a whole number from 1 to 256/,
     },
     { args: ["--prometheus-url=prometheus:9090"], message: /--prometheus-url must be an http\(s\) URL/ },
+    { args: ["--webhook-port=70000"], message: /--webhook-port must be a whole number from 0 to 65535/ },
+    { args: ["--webhook-host=localhost"], message: /--webhook-host must be an IP address/ },
+    { args: ["--webhook-service=Napwake_Webhook"], message: /--webhook-service must be a Service name/ },
+    {
+      args: ["--webhook-configuration=-napwake"],
+      message: /--webhook-configuration must be a webhook configuration name/,
+    },
+    {
+      args: ["--cert-source=vault"],
+      message: /--cert-source must be one of self, cert-manager, got "vault"/,
+    },
+    { args: ["--cert-dir="], message: /--cert-dir must name the directory/ },
     { args: ["--no-such-flag"], message: /Unknown option '--no-such-flag'.*--help/ },
   ])("refuses $args with a message that says what to fix", ({ args, message }) => {
     expect(() => parseOperatorConfig(args, {})).toThrow(ConfigError);

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { parseDuration } from "../api/managedworkload.ts";
 
@@ -15,7 +16,27 @@ export interface OperatorConfig {
   healthPort: number;
   dryRun: boolean;
   logLevel: string;
+  webhooks: WebhookConfig;
 }
+
+export type CertSource = "self" | "cert-manager";
+
+/** The admission webhooks every replica serves (`port` 0: none). */
+export interface WebhookConfig {
+  port: number;
+  host: string;
+  /** The Service in front of the replicas, in the operator's namespace: the serving certificate's names. */
+  service: string;
+  /** metadata.name of the Mutating and ValidatingWebhookConfiguration whose caBundle the operator keeps. */
+  configuration: string;
+  /** self: a CA in a Secret and caBundle injection; cert-manager: tls.crt/tls.key read from `certDir`. */
+  certSource: CertSource;
+  certDir: string;
+}
+
+const certSources: readonly CertSource[] = ["self", "cert-manager"];
+const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const dnsSubdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -41,6 +62,12 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "health-port": { type: "string", default: "8081" },
         "dry-run": { type: "boolean", default: false },
         "log-level": { type: "string", default: env.LOG_LEVEL ?? "info" },
+        "webhook-port": { type: "string", default: "9443" },
+        "webhook-host": { type: "string", default: "0.0.0.0" },
+        "webhook-service": { type: "string", default: "napwake-webhook" },
+        "webhook-configuration": { type: "string", default: "napwake" },
+        "cert-source": { type: "string", default: "self" },
+        "cert-dir": { type: "string", default: "/etc/napwake/tls" },
       },
     }));
   } catch (err) {
@@ -68,6 +95,23 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       `--prometheus-url must be an http(s) URL such as http://prometheus.monitoring:9090, got "${url}"`,
     );
   }
+  const name = (flag: string, pattern: RegExp, what: string) => {
+    const value = str(flag) ?? "";
+    if (!pattern.test(value)) throw new ConfigError(`--${flag} must be ${what}, got "${value}"`);
+    return value;
+  };
+  const certSource = str("cert-source") as CertSource;
+  if (!certSources.includes(certSource)) {
+    throw new ConfigError(`--cert-source must be one of ${certSources.join(", ")}, got "${certSource}"`);
+  }
+  const host = str("webhook-host") ?? "";
+  if (isIP(host) === 0) {
+    throw new ConfigError(
+      `--webhook-host must be an IP address to listen on, such as 0.0.0.0, got "${host}"`,
+    );
+  }
+  const certDir = str("cert-dir") ?? "";
+  if (certDir === "") throw new ConfigError("--cert-dir must name the directory holding tls.crt and tls.key");
   return {
     namespace: str("namespace") ?? "napwake-system",
     podName: str("pod-name") ?? "napwake-operator",
@@ -81,5 +125,17 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     healthPort: int("health-port", 0, 65535),
     dryRun: values["dry-run"] === true,
     logLevel: str("log-level") ?? "info",
+    webhooks: {
+      port: int("webhook-port", 0, 65535),
+      host,
+      service: name("webhook-service", dnsLabel, "a Service name (a DNS label) such as napwake-webhook"),
+      configuration: name(
+        "webhook-configuration",
+        dnsSubdomain,
+        "a webhook configuration name (a DNS subdomain) such as napwake",
+      ),
+      certSource,
+      certDir,
+    },
   };
 }

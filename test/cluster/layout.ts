@@ -13,7 +13,14 @@ export const network = {
   podCidr: "198.18.0.0/16",
   apiServerIp: "198.19.0.1",
   metricsServerIp: "198.19.0.2",
-  /** First address handed to test servers (webhooks, operators) that must be reachable through a Service. */
+  /** The sandbox's operator process: its admission webhooks, behind the Service napwake-system/napwake-webhook. */
+  operatorIp: "198.19.0.5",
+  /** The operator process test/integration/operator-process.test.ts starts. */
+  operatorTestIp: "198.19.0.6",
+  /**
+   * First address handed to test servers (webhooks, operators) that must be reachable through a Service.
+   * Tests take addresses from here up: .10 webhook.test.ts, .20 webhook-admission.test.ts, .21 certs-manager.test.ts.
+   */
   firstServerIp: "198.19.0.10",
   nodeIpPrefix: "198.19.1.",
   serviceCidr: "198.19.128.0/17",
@@ -30,6 +37,10 @@ export const ports = {
   kwokMetrics: 10247,
   metricsServer: 4443,
   prometheus: 9090,
+  /** The operator's admission webhooks (--webhook-port), as in the install manifests. */
+  operatorWebhook: 9443,
+  /** The sandbox operator's /healthz and /readyz (--health-port). */
+  operatorHealth: 8081,
 } as const;
 
 export const nodeCount = 3;

@@ -1,14 +1,18 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  AdmissionregistrationV1Api,
   ApiextensionsV1Api,
   type KubeConfig,
+  type KubernetesObject,
   KubernetesObjectApi,
   loadAllYaml,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { fieldManager } from "../../api/keys.ts";
 import { serverSideApply } from "../../kube/apply.ts";
+import { napwakeWebhooks, webhookConfigurations } from "../../webhook/registry.ts";
+import { externalProcessService } from "./bootstrap.ts";
 import { repoRoot } from "./paths.ts";
 import { type RunningProcess, startProcess, waitFor } from "./process.ts";
 
@@ -45,12 +49,16 @@ export async function installCrdFile(kc: KubeConfig, path: string): Promise<V1Cu
 
 /**
  * Runs the operator as a process inside the cluster's network namespace (kwok pods run nothing), with the
- * sandbox's short check intervals. It logs to `<logDir>/napwake-operator.log`.
+ * sandbox's short check intervals. Its webhooks listen on `webhookHost:webhookPort` (see `webhookInstall`).
+ * It logs to `<logDir>/napwake-operator.log`.
  */
 export function startOperatorProcess(opts: {
   kubeconfig: string;
   logDir: string;
   prometheusUrl: string;
+  webhookHost: string;
+  webhookPort: number;
+  healthPort: number;
 }): RunningProcess {
   return startProcess({
     name: "napwake-operator",
@@ -64,8 +72,71 @@ export function startOperatorProcess(opts: {
       "--check-interval=10s",
       "--paused-check-interval=30s",
       `--prometheus-url=${opts.prometheusUrl}`,
-      "--health-port=0",
+      `--health-port=${opts.healthPort}`,
+      `--webhook-host=${opts.webhookHost}`,
+      `--webhook-port=${opts.webhookPort}`,
     ],
     logDir: opts.logDir,
   });
+}
+
+/**
+ * What the install manifests hold for the webhooks of an operator running as a process at `ip:port`: the
+ * Service (selector-less, with an EndpointSlice to the process) and the webhook configurations generated
+ * from the registry, without a caBundle (the operator injects it).
+ */
+export function webhookInstall(opts: {
+  namespace: string;
+  service: string;
+  configuration: string;
+  ip: string;
+  port: number;
+  excludeNamespaces: readonly string[];
+  onlyNamespaces?: readonly string[];
+}): KubernetesObject[] {
+  // The handlers are never called here: only names, paths, rules and policies are read.
+  const entries = napwakeWebhooks({ lookup: { ownerOf: () => undefined }, operatorUsername: "" });
+  const { mutating, validating } = webhookConfigurations(entries, {
+    name: opts.configuration,
+    service: { namespace: opts.namespace, name: opts.service },
+    excludeNamespaces: opts.excludeNamespaces,
+    ...(opts.onlyNamespaces ? { onlyNamespaces: opts.onlyNamespaces } : {}),
+    labels: { "app.kubernetes.io/name": "napwake", "app.kubernetes.io/component": "webhook" },
+  });
+  return [
+    ...externalProcessService({
+      namespace: opts.namespace,
+      name: opts.service,
+      ip: opts.ip,
+      port: opts.port,
+    }),
+    mutating as KubernetesObject,
+    validating as KubernetesObject,
+  ];
+}
+
+/** Waits until the operator's /readyz answers 200 (caches synced, a serving certificate loaded). */
+export async function waitForOperatorReady(
+  operator: RunningProcess,
+  healthPort: number,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await waitFor(async () => ((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok ? true : undefined), {
+    what: "the operator to be ready",
+    timeoutMs,
+    intervalMs: 250,
+    process: operator,
+  });
+}
+
+/** The caBundle of every webhook of both configurations named `name`, once all are set and agree. */
+export async function injectedCaBundle(kc: KubeConfig, name: string): Promise<string | undefined> {
+  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+  const mutating = await api.readMutatingWebhookConfiguration({ name });
+  const validating = await api.readValidatingWebhookConfiguration({ name });
+  const bundles = [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])].map(
+    (w) => w.clientConfig.caBundle,
+  );
+  const first = bundles[0];
+  return first && bundles.every((b) => b === first) ? first : undefined;
 }

@@ -22,8 +22,14 @@ import { dialTcp, dialUnix, listen, type PipeServer, pipeServer } from "./bridge
 import { kubeconfigYaml } from "./cluster-pki.ts";
 import { startControlPlane } from "./control-plane.ts";
 import { demo, demoManagedWorkload, demoObjects } from "./demo.ts";
-import { ports } from "./layout.ts";
-import { installCrds, startOperatorProcess } from "./napwake-install.ts";
+import { network, ports } from "./layout.ts";
+import {
+  injectedCaBundle,
+  installCrds,
+  startOperatorProcess,
+  waitForOperatorReady,
+  webhookInstall,
+} from "./napwake-install.ts";
 import { repoRoot } from "./paths.ts";
 import { startPodBackend } from "./pod-backend.ts";
 import { waitFor } from "./process.ts";
@@ -166,6 +172,9 @@ pauses it ${demo.idleWindow} after it first sees it awake, remembering its repli
   kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it to exactly its old count
   kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now
 
+Its admission webhooks stamp napwake.dev/managed-by on managed workloads and refuse bad napwake metadata:
+  kubectl -n ${demo.namespace} annotate deploy ${demo.name} napwake.dev/paused-from=abc   # refused, with the fix
+
 Stop it with: npm run sandbox -- down
 `);
 }
@@ -273,10 +282,34 @@ async function inner(config: SandboxConfig): Promise<void> {
     [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "napwake-system" } }, demoManagedWorkload()],
     harnessFieldManager,
   );
+  // As the manifests install them: the webhook Service (here pointing at the operator process) and the
+  // configurations without a caBundle, which the operator injects once it has a certificate. Applied after
+  // the demo ManagedWorkload: the ManagedWorkload webhook fails closed until the operator answers.
+  await serverSideApply(
+    KubernetesObjectApi.makeApiClient(kc),
+    webhookInstall({
+      namespace: "napwake-system",
+      service: "napwake-webhook",
+      configuration: "napwake",
+      ip: network.operatorIp,
+      port: ports.operatorWebhook,
+      excludeNamespaces: ["napwake-system"],
+    }),
+    harnessFieldManager,
+  );
   const operator = startOperatorProcess({
     kubeconfig: cluster.kubeconfig,
     logDir: cluster.paths.logs,
     prometheusUrl: cluster.prometheus.url,
+    webhookHost: network.operatorIp,
+    webhookPort: ports.operatorWebhook,
+    healthPort: ports.operatorHealth,
+  });
+  await waitForOperatorReady(operator, ports.operatorHealth);
+  await waitFor(() => injectedCaBundle(kc, "napwake"), {
+    what: "the operator to inject the caBundle into the webhook configurations",
+    timeoutMs: 60_000,
+    process: operator,
   });
   await waitFor(
     async () => (services.endpoints(demo.namespace, demo.name, demo.port).length > 0 ? true : undefined),

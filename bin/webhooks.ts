@@ -1,0 +1,166 @@
+/**
+ * The admission webhooks as every replica serves them (not only the leader): the serving certificate (our
+ * own CA in a Secret, or cert-manager's files), the HTTPS server routing the registry, and, with our own CA,
+ * the caBundle reconcile that publishes it in our webhook configurations.
+ */
+import {
+  AuthenticationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  KubernetesObjectApi,
+} from "@kubernetes/client-node";
+import { reconcileCaBundles, type WebhookConfigurationRef } from "../certs/cabundle.ts";
+import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
+import { serviceDnsNames } from "../certs/rotation.ts";
+import { fileCertificateSource } from "../webhook/file-certificates.ts";
+import { napwakeWebhooks } from "../webhook/registry.ts";
+import { createWebhookServer, type Logger } from "../webhook/server.ts";
+import type { OwnerLookup } from "../webhook/workloads.ts";
+import type { WebhookConfig } from "./operator-config.ts";
+
+/** The Secret holding the CA every replica signs its serving certificate with (--cert-source=self). */
+export const caSecretName = "napwake-webhook-ca";
+const caBundleResyncMs = 5 * 60_000;
+const certificateRetryMs = 5_000;
+
+export interface RunningWebhooks {
+  /** A serving certificate is loaded and the server is not shutting down. */
+  isReady(): boolean;
+  stop(): Promise<void>;
+}
+
+export async function startWebhooks(opts: {
+  config: WebhookConfig;
+  namespace: string;
+  kc: KubeConfig;
+  lookup: OwnerLookup;
+  operatorUsername: string;
+  /** The server's own /readyz gate besides its certificate, e.g. "caches synced". */
+  ready: () => boolean;
+  log: Logger;
+}): Promise<RunningWebhooks> {
+  const { config, namespace, kc, log } = opts;
+  const now = () => new Date();
+  const stoppers: (() => void)[] = [];
+  let stopped = false;
+
+  const certificates =
+    config.certSource === "self"
+      ? createCertificateManager({
+          secrets: kubeSecretStore(kc.makeApiClient(CoreV1Api)),
+          caSecret: { namespace, name: caSecretName },
+          dnsNames: serviceDnsNames(namespace, config.service),
+          now,
+          logger: log,
+        })
+      : fileCertificateSource({ dir: config.certDir, logger: log });
+  stoppers.push(() => certificates.stop());
+
+  if (config.certSource === "self") {
+    const manager = certificates as ReturnType<typeof createCertificateManager>;
+    const reconcile = caBundleReconciler(kc, config.configuration, () => manager.caPem(), log);
+    stoppers.push(manager.subscribe(() => void reconcile()));
+    const timer = setInterval(() => void reconcile(), caBundleResyncMs);
+    stoppers.push(() => clearInterval(timer));
+  }
+
+  const server = createWebhookServer({
+    webhooks: napwakeWebhooks({ lookup: opts.lookup, operatorUsername: opts.operatorUsername }),
+    certificates,
+    logger: log,
+    now,
+    ready: opts.ready,
+  });
+  const address = await server.listen(config.host, config.port);
+  log.info({ ...address, certSource: config.certSource }, "webhooks: serving");
+
+  // Retried until it works: the server answers nothing (and is not ready) without a certificate.
+  void (async () => {
+    while (!stopped) {
+      try {
+        await certificates.start();
+        return;
+      } catch (error) {
+        log.error({ err: error, retryInMs: certificateRetryMs }, "webhooks: no serving certificate yet");
+        await new Promise((r) => setTimeout(r, certificateRetryMs));
+      }
+    }
+  })();
+
+  return {
+    isReady: () => server.isReady(),
+    async stop() {
+      stopped = true;
+      for (const stop of stoppers) stop();
+      await server.close();
+    },
+  };
+}
+
+/**
+ * Publishes the CA in our configurations' caBundle; one run at a time, a call during a run runs once more
+ * after it. Failures are logged and retried at the next change or resync.
+ */
+function caBundleReconciler(
+  kc: KubeConfig,
+  configuration: string,
+  caPem: () => string | undefined,
+  log: Logger,
+): () => Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  const refs: WebhookConfigurationRef[] = [
+    { kind: "MutatingWebhookConfiguration", name: configuration },
+    { kind: "ValidatingWebhookConfiguration", name: configuration },
+  ];
+  let running: Promise<void> | undefined;
+  let again = false;
+  const once = async () => {
+    const pem = caPem();
+    if (!pem) return;
+    try {
+      const results = await reconcileCaBundles(api, refs, pem);
+      for (const { ref, outcome } of results) {
+        if (outcome !== "unchanged") log.info({ ...ref, outcome }, "webhooks: caBundle reconciled");
+      }
+    } catch (error) {
+      log.warn({ err: error }, "webhooks: caBundle reconcile failed; retrying at the next resync");
+    }
+  };
+  return async function reconcile() {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await once();
+      } while (again);
+    })();
+    try {
+      await running;
+    } finally {
+      running = undefined;
+    }
+  };
+}
+
+/**
+ * The username this process writes as, which the mutating webhook recognises as the operator's. Asked of
+ * the API server (a SelfSubjectReview), so it is right outside a cluster too; the in-cluster name otherwise.
+ */
+export async function ownUsername(kc: KubeConfig, namespace: string, log: Logger): Promise<string> {
+  const fallback = `system:serviceaccount:${namespace}:napwake-operator`;
+  try {
+    const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    });
+    return review.status?.userInfo?.username || fallback;
+  } catch (error) {
+    log.warn(
+      { err: error, username: fallback },
+      "webhooks: could not ask who we are; assuming the in-cluster name",
+    );
+    return fallback;
+  }
+}
