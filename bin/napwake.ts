@@ -5,6 +5,8 @@
 import { createServer } from "node:http";
 import {
   AppsV1Api,
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CustomObjectsApi,
   EventsV1Api,
@@ -21,6 +23,9 @@ import { startOptInController } from "../controllers/optin/controller.ts";
 import { systemClock } from "../kube/clock.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { LeaderElector } from "../kube/leader-election.ts";
+import { countPhases, createMetrics } from "../kube/metrics.ts";
+import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../kube/metrics-auth.ts";
+import { createMetricsServer, type MetricsServer } from "../kube/metrics-server.ts";
 import type { KubeObject } from "../webhook/admission.ts";
 import { cachedOwnerLookup } from "../webhook/owners.ts";
 import { ConfigError, type OperatorConfig, parseOperatorConfig } from "./operator-config.ts";
@@ -38,6 +43,7 @@ const usage = `usage: napwake operator [flags]
   --paused-check-interval DUR     how often a paused workload is looked at (default 5m)
   --prometheus-url URL            Prometheus-compatible API for activity queries
   --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
+  --metrics-port PORT             HTTPS /metrics for tokens allowed to get it (default 8443; 0 turns it off)
   --dry-run                       decide and record, never scale
   --log-level LEVEL               default info
   --webhook-port PORT             admission webhooks, served by every replica (default 9443; 0 turns them off)
@@ -81,6 +87,20 @@ async function runOperator(config: OperatorConfig): Promise<void> {
   }
   const caches = await startCaches(kc);
   synced = caches;
+  const metrics = createMetrics({
+    workloadsByPhase: () => countPhases(caches.managedWorkloads.cache.list()),
+  });
+  let metricsServer: MetricsServer | undefined;
+  if (webhooks && config.metricsPort > 0) {
+    metricsServer = createMetricsServer({
+      metrics,
+      certificates: webhooks.certificates,
+      authenticator: tokenReviewAuthenticator(kc.makeApiClient(AuthenticationV1Api)),
+      authorizer: subjectAccessReviewAuthorizer(kc.makeApiClient(AuthorizationV1Api)),
+      logger: log,
+    });
+    await metricsServer.listen(config.webhooks.host, config.metricsPort);
+  }
   const writes = clusterWrites({
     apps: kc.makeApiClient(AppsV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
@@ -102,6 +122,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       events,
       clock: systemClock,
       fieldManager,
+      metrics: metrics.queueMetrics("optin"),
       log,
     });
     const managed = await startManagedWorkloadController({
@@ -121,6 +142,8 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       },
       fieldManager,
       maxConcurrentReconciles: config.maxConcurrentReconciles,
+      metrics: metrics.queueMetrics("managedworkload"),
+      lifecycle: metrics,
       log,
     });
     await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
@@ -148,6 +171,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     log.info({ signal }, "shutting down");
     stopping = true;
     stopController.abort();
+    await metricsServer?.close();
     await webhooks?.stop();
     await elector?.stop();
     await caches.stop();

@@ -25,7 +25,7 @@ describe("parseOperatorConfig", () => {
   });
 
   it.each([
-    { args: ["--webhook-port=0"], want: { port: 0 } },
+    { args: ["--webhook-port=0", "--metrics-port=0"], want: { port: 0 } },
     {
       args: ["--webhook-host=198.19.0.5", "--webhook-port=10443"],
       want: { host: "198.19.0.5", port: 10443 },
@@ -67,6 +67,10 @@ describe("parseOperatorConfig", () => {
       message: /--cert-source must be one of self, cert-manager, got "vault"/,
     },
     { args: ["--cert-dir="], message: /--cert-dir must name the directory/ },
+    {
+      args: ["--webhook-port=0"],
+      message: /--metrics-port serves HTTPS with the certificate the webhooks keep/,
+    },
     { args: ["--no-such-flag"], message: /Unknown option '--no-such-flag'.*--help/ },
   ])("refuses $args with a message that says what to fix", ({ args, message }) => {
     expect(() => parseOperatorConfig(args, {})).toThrow(ConfigError);

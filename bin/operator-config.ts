@@ -14,6 +14,8 @@ export interface OperatorConfig {
   pausedCheckIntervalMs: number;
   prometheusUrl: string | undefined;
   healthPort: number;
+  /** HTTPS /metrics, behind TokenReview and SubjectAccessReview; 0 turns it off. */
+  metricsPort: number;
   dryRun: boolean;
   logLevel: string;
   webhooks: WebhookConfig;
@@ -60,6 +62,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "paused-check-interval": { type: "string", default: "5m" },
         "prometheus-url": { type: "string" },
         "health-port": { type: "string", default: "8081" },
+        "metrics-port": { type: "string", default: "8443" },
         "dry-run": { type: "boolean", default: false },
         "log-level": { type: "string", default: env.LOG_LEVEL ?? "info" },
         "webhook-port": { type: "string", default: "9443" },
@@ -112,6 +115,13 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   }
   const certDir = str("cert-dir") ?? "";
   if (certDir === "") throw new ConfigError("--cert-dir must name the directory holding tls.crt and tls.key");
+  const metricsPort = int("metrics-port", 0, 65535);
+  const webhookPort = int("webhook-port", 0, 65535);
+  if (metricsPort > 0 && webhookPort === 0) {
+    throw new ConfigError(
+      "--metrics-port serves HTTPS with the certificate the webhooks keep: with --webhook-port=0 set --metrics-port=0 too",
+    );
+  }
   return {
     namespace: str("namespace") ?? "napwake-system",
     podName: str("pod-name") ?? "napwake-operator",
@@ -123,10 +133,11 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     pausedCheckIntervalMs: duration("paused-check-interval"),
     prometheusUrl: url?.replace(/\/+$/, ""),
     healthPort: int("health-port", 0, 65535),
+    metricsPort,
     dryRun: values["dry-run"] === true,
     logLevel: str("log-level") ?? "info",
     webhooks: {
-      port: int("webhook-port", 0, 65535),
+      port: webhookPort,
       host,
       service: name("webhook-service", dnsLabel, "a Service name (a DNS label) such as napwake-webhook"),
       configuration: name(

@@ -12,6 +12,7 @@ import {
 import { reconcileCaBundles, type WebhookConfigurationRef } from "../certs/cabundle.ts";
 import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
+import type { ServingCertificates } from "../kube/metrics-server.ts";
 import { fileCertificateSource } from "../webhook/file-certificates.ts";
 import { napwakeWebhooks } from "../webhook/registry.ts";
 import { createWebhookServer, type Logger } from "../webhook/server.ts";
@@ -20,12 +21,16 @@ import type { WebhookConfig } from "./operator-config.ts";
 
 /** The Secret holding the CA every replica signs its serving certificate with (--cert-source=self). */
 export const caSecretName = "napwake-webhook-ca";
+/** The Service in front of the metrics endpoint (manifests/base). */
+export const metricsServiceName = "napwake-metrics";
 const caBundleResyncMs = 5 * 60_000;
 const certificateRetryMs = 5_000;
 
 export interface RunningWebhooks {
   /** A serving certificate is loaded and the server is not shutting down. */
   isReady(): boolean;
+  /** The serving certificate, also valid for the metrics Service, for the metrics server. */
+  certificates: ServingCertificates;
   stop(): Promise<void>;
 }
 
@@ -49,7 +54,11 @@ export async function startWebhooks(opts: {
       ? createCertificateManager({
           secrets: kubeSecretStore(kc.makeApiClient(CoreV1Api)),
           caSecret: { namespace, name: caSecretName },
-          dnsNames: serviceDnsNames(namespace, config.service),
+          // One certificate serves the webhooks and the metrics endpoint.
+          dnsNames: [
+            ...serviceDnsNames(namespace, config.service),
+            ...serviceDnsNames(namespace, metricsServiceName),
+          ],
           now,
           logger: log,
         })
@@ -89,6 +98,7 @@ export async function startWebhooks(opts: {
 
   return {
     isReady: () => server.isReady(),
+    certificates,
     async stop() {
       stopped = true;
       for (const stop of stoppers) stop();

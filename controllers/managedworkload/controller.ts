@@ -46,6 +46,8 @@ export interface ControllerDeps {
   /** The forecast's advice for a workload; the forecast engine plugs in here. */
   forecast?: (mw: ManagedWorkload, nowMs: number) => ForecastAdvice | null;
   metrics?: QueueMetrics;
+  /** Counts pauses and wakes (the metrics); called once per scale write, not per Event. */
+  lifecycle?: { recordPause(): void; recordWake(source: string): void };
   log: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
@@ -125,7 +127,10 @@ export async function startManagedWorkloadController(
       fieldManager: deps.fieldManager,
     });
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (target) await makeWrites(decision.writes, target, deps.writes);
+    if (target) {
+      await makeWrites(decision.writes, target, deps.writes);
+      countLifecycle(decision);
+    }
     await recordEvents(mw, decision);
     if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
       try {
@@ -171,6 +176,15 @@ export async function startManagedWorkloadController(
     });
     lastSample.set(key, sample);
     return sample;
+  }
+
+  // Counted from the scale writes made, so finishing an interrupted resume does not count a second wake.
+  function countLifecycle(decision: Decision) {
+    for (const w of decision.writes) {
+      if (w.kind !== "scale") continue;
+      if (w.to === 0) deps.lifecycle?.recordPause();
+      else if (w.from === 0) deps.lifecycle?.recordWake(decision.status.lastActivity?.source ?? "unknown");
+    }
   }
 
   async function recordEvents(mw: ManagedWorkload, decision: Decision) {

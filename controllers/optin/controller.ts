@@ -12,7 +12,7 @@ import type {
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
-import { type Outcome, WorkQueue } from "../../kube/workqueue.ts";
+import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { Caches } from "../caches.ts";
 import { pausedFromOf } from "../managedworkload/decide.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
@@ -26,6 +26,7 @@ export interface OptInDeps {
   events: EventRecorder;
   clock: Clock;
   fieldManager: string;
+  metrics?: QueueMetrics;
   log: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
@@ -35,7 +36,13 @@ export interface OptInDeps {
 
 export function startOptInController(deps: OptInDeps): { stop(): Promise<void> } {
   const { caches } = deps;
-  const queue = new WorkQueue({ reconcile, clock: deps.clock, maxConcurrentReconciles: 2, log: deps.log });
+  const queue = new WorkQueue({
+    reconcile,
+    clock: deps.clock,
+    maxConcurrentReconciles: 2,
+    log: deps.log,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
   const key = (kind: TargetKind, ns: string, name: string) => `${kind}/${ns}/${name}`;
   const queueWorkload = (kind: TargetKind) => (o: KubernetesObject) =>
     queue.add(key(kind, o.metadata?.namespace ?? "", o.metadata?.name ?? ""), "change");

@@ -1,0 +1,188 @@
+import { X509Certificate } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { createSecureContext, type SecureContext } from "node:tls";
+import type { Logger as PinoLogger } from "pino";
+import { type Clock, systemClock } from "./clock.ts";
+import {
+  type AccessCacheOptions,
+  type Authenticator,
+  type Authorizer,
+  bearerToken,
+  createAccessCheck,
+  guardRequest,
+  type Refusal,
+} from "./metrics-auth.ts";
+
+export type Logger = Pick<PinoLogger, "info" | "warn" | "error">;
+
+/** The serving key and certificate and a way to hear when they change: certs/manager.ts is one. */
+export interface ServingCertificates {
+  current(): { certPem: string; keyPem: string } | undefined;
+  subscribe(listener: () => void): () => void;
+}
+
+export interface MetricsSource {
+  text(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface MetricsServerOptions {
+  metrics: MetricsSource;
+  certificates: ServingCertificates;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  logger: Logger;
+  clock?: Clock;
+  cache?: AccessCacheOptions;
+  /** Time to receive a whole request. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** How long close() lets requests in flight finish before cutting their connections. Default 5 s. */
+  closeGraceMs?: number;
+}
+
+export interface MetricsServer {
+  /** Listens on `host:port` (port 0: any free port) and resolves to the actual address. */
+  listen(host: string, port: number): Promise<{ host: string; port: number }>;
+  /** A serving certificate is loaded and the server is not closing. */
+  isReady(): boolean;
+  /** Stops accepting connections, lets requests in flight finish (up to the grace period), then closes. */
+  close(): Promise<void>;
+}
+
+export const metricsPath = "/metrics";
+
+/**
+ * GET /metrics in the Prometheus text format over HTTPS (HTTP/1.1 only), for callers whose bearer token the
+ * API server accepts and whose user may `get` the non-resource URL /metrics (bind the ClusterRole
+ * napwake-metrics-reader). 401 without a valid token, 403 without the permission, 503 when the API server
+ * cannot be asked.
+ */
+export function createMetricsServer(options: MetricsServerOptions): MetricsServer {
+  const { logger } = options;
+  const clock = options.clock ?? systemClock;
+  const access = createAccessCheck({
+    authenticator: options.authenticator,
+    authorizer: options.authorizer,
+    attributes: { path: metricsPath, verb: "get" },
+    clock,
+    ...options.cache,
+  });
+  let context: SecureContext | undefined;
+  let closing = false;
+
+  const server = createServer(
+    {
+      // Clients sending SNI get the current context here; clients without (scrapes by pod IP) get the
+      // default context, swapped with setSecureContext.
+      SNICallback: (_servername, callback) =>
+        context
+          ? callback(null, context)
+          : callback(new Error("no serving certificate loaded yet"), undefined),
+      ALPNProtocols: ["http/1.1"],
+      minVersion: "TLSv1.2",
+      requestTimeout: options.requestTimeoutMs ?? 10_000,
+      headersTimeout: Math.min(options.requestTimeoutMs ?? 10_000, 10_000),
+    },
+    (req, res) => void handle(req, res),
+  );
+  server.on("tlsClientError", () => {
+    // Probes and scrapers with the wrong CA: nothing to answer, and not worth a log line each.
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (closing) res.setHeader("connection", "close");
+    const refused = await decide(req);
+    if (refused) {
+      reply(res, refused);
+      return;
+    }
+    try {
+      const body = await options.metrics.text();
+      res.writeHead(200, {
+        "content-type": options.metrics.contentType,
+        "content-length": Buffer.byteLength(body),
+      });
+      res.end(body);
+    } catch (error) {
+      logger.error({ err: error }, "metrics server: collecting metrics failed");
+      reply(res, { status: 500, message: "collecting metrics failed" });
+    }
+  }
+
+  async function decide(req: IncomingMessage): Promise<Refusal | null> {
+    const bad = guardRequest(req, metricsPath);
+    if (bad) return { ...bad, headers: { ...bad.headers, connection: "close" } };
+    const token = bearerToken(req.headers.authorization);
+    if (!token) return unauthorized("an Authorization: Bearer <token> header is required");
+    try {
+      const verdict = await access(token);
+      if (verdict === "unauthenticated") return unauthorized("the token is not valid");
+      if (verdict === "forbidden")
+        return { status: 403, message: `forbidden: get ${metricsPath} is not allowed` };
+      return null;
+    } catch (error) {
+      logger.warn({ err: error }, "metrics server: could not review a token with the API server");
+      return { status: 503, message: "could not check the token with the API server" };
+    }
+  }
+
+  const loadCertificate = () => {
+    const pair = options.certificates.current();
+    if (!pair) return;
+    try {
+      const material = { cert: pair.certPem, key: pair.keyPem };
+      const next = createSecureContext(material);
+      server.setSecureContext(material);
+      context = next;
+      const x = new X509Certificate(pair.certPem);
+      logger.info(
+        { serial: x.serialNumber, validTo: x.validTo },
+        "metrics server: serving certificate loaded",
+      );
+    } catch (error) {
+      logger.error({ err: error }, "metrics server: serving certificate rejected, keeping the previous one");
+    }
+  };
+  const unsubscribe = options.certificates.subscribe(loadCertificate);
+  loadCertificate();
+
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const address = server.address() as AddressInfo;
+          resolve({ host: address.address, port: address.port });
+        });
+      });
+    },
+    isReady: () => context !== undefined && !closing,
+    async close() {
+      closing = true;
+      unsubscribe();
+      if (!server.listening) return;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = clock.setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? 5_000);
+      await closed;
+      clock.clearTimeout(timer);
+    },
+  };
+}
+
+function unauthorized(message: string): Refusal {
+  return { status: 401, message, headers: { "www-authenticate": 'Bearer realm="napwake-metrics"' } };
+}
+
+function reply(res: ServerResponse, refusal: Refusal): void {
+  const body = `${refusal.message}\n`;
+  res.writeHead(refusal.status, {
+    ...refusal.headers,
+    "content-type": "text/plain; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}

@@ -1,0 +1,155 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { type ManagedWorkload, type Phase, phases } from "../api/managedworkload.ts";
+import { type Priority, priorities, type QueueMetrics, type ReconcileResult } from "./workqueue.ts";
+
+/**
+ * Napwake's Prometheus metrics, in a registry of their own (never prom-client's global one, so tests and
+ * several operators in one process do not share counters). Served by kube/metrics-server.ts.
+ */
+
+const reconcileResults: readonly ReconcileResult[] = [
+  "done",
+  "requeue",
+  "retry",
+  "timeout",
+  "terminal",
+  "superseded",
+];
+
+/** Wake sources with a series of their own; anything else is counted as `other` to bound label values. */
+export const wakeSources = [
+  "cpu",
+  "prometheus",
+  "request",
+  "annotation",
+  "manual",
+  "scale-up",
+  "forecast",
+  "dry-run",
+  "unknown",
+] as const;
+export type WakeSource = (typeof wakeSources)[number];
+
+export interface MetricsOptions {
+  /** ManagedWorkloads per phase, read at each scrape (e.g. `countPhases` over the informer cache). */
+  workloadsByPhase?: () => Partial<Record<string, number>>;
+  /** Node.js process metrics (CPU, memory, event loop, GC). Default true. */
+  processMetrics?: boolean;
+}
+
+export interface NapwakeMetrics {
+  readonly registry: Registry;
+  /** The work queue hooks of one controller (e.g. `managedworkload`, `optin`). */
+  queueMetrics(controller: string): QueueMetrics;
+  /** A workload was scaled to zero by Napwake. */
+  recordPause(): void;
+  /** A paused workload was scaled back up, for this reason (its last activity's source, `manual`, …). */
+  recordWake(source: string): void;
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string>;
+  readonly contentType: string;
+}
+
+const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const waitBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
+
+export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const reconcileTotal = new Counter({
+    name: "napwake_reconcile_total",
+    help: "Reconciles finished, by controller, result and the priority they ran at.",
+    labelNames: ["controller", "result", "priority"] as const,
+    registers,
+  });
+  const reconcileDuration = new Histogram({
+    name: "napwake_reconcile_duration_seconds",
+    help: "Time a reconcile took, by controller and priority.",
+    labelNames: ["controller", "priority"] as const,
+    buckets: secondsBuckets,
+    registers,
+  });
+  const queueDepth = new Gauge({
+    name: "napwake_queue_depth",
+    help: "Keys waiting for a worker, by controller and priority.",
+    labelNames: ["controller", "priority"] as const,
+    registers,
+  });
+  const queueWait = new Histogram({
+    name: "napwake_queue_wait_seconds",
+    help: "Time a key waited between being queued and a worker taking it, by priority.",
+    labelNames: ["priority"] as const,
+    buckets: waitBuckets,
+    registers,
+  });
+  const workloadsByPhase = options.workloadsByPhase;
+  new Gauge({
+    name: "napwake_workloads",
+    help: "ManagedWorkloads by phase.",
+    labelNames: ["phase"] as const,
+    registers,
+    collect() {
+      if (!workloadsByPhase) return;
+      this.reset();
+      for (const [phase, count] of Object.entries(phaseCounts(workloadsByPhase()))) {
+        this.set({ phase }, count);
+      }
+    },
+  });
+  const pausesTotal = new Counter({
+    name: "napwake_pauses_total",
+    help: "Workloads scaled to zero by Napwake.",
+    registers,
+  });
+  const wakesTotal = new Counter({
+    name: "napwake_wakes_total",
+    help: "Paused workloads scaled back up by Napwake, by what woke them.",
+    labelNames: ["source"] as const,
+    registers,
+  });
+  pausesTotal.inc(0);
+  for (const source of wakeSources) wakesTotal.inc({ source }, 0);
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  return {
+    registry,
+    queueMetrics(controller) {
+      // Every series exists from the start, so rate() and absent() behave before the first reconcile.
+      for (const priority of priorities) {
+        queueDepth.set({ controller, priority }, 0);
+        for (const result of reconcileResults) reconcileTotal.inc({ controller, result, priority }, 0);
+      }
+      return {
+        depth: (priority, depth) => queueDepth.set({ controller, priority }, depth),
+        reconciled(result, priority, durationMs) {
+          reconcileTotal.inc({ controller, result, priority });
+          reconcileDuration.observe({ controller, priority }, durationMs / 1000);
+        },
+        waited: (priority: Priority, waitMs: number) => queueWait.observe({ priority }, waitMs / 1000),
+      };
+    },
+    recordPause: () => pausesTotal.inc(),
+    recordWake: (source) => wakesTotal.inc({ source: wakeSourceLabel(source) }),
+    text: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}
+
+export function wakeSourceLabel(source: string): WakeSource | "other" {
+  return (wakeSources as readonly string[]).includes(source) ? (source as WakeSource) : "other";
+}
+
+/** Every known phase (0 when absent, so a series never vanishes), plus any other phase reported. */
+export function phaseCounts(counts: Partial<Record<string, number>>): Record<string, number> {
+  const all: Record<string, number> = Object.fromEntries(phases.map((p) => [p, 0]));
+  for (const [phase, count] of Object.entries(counts)) all[phase] = count ?? 0;
+  return all;
+}
+
+/** ManagedWorkloads per phase; one not yet reconciled (no status) counts as Pending. */
+export function countPhases(workloads: readonly Pick<ManagedWorkload, "status">[]): Record<Phase, number> {
+  const counts = Object.fromEntries(phases.map((p) => [p, 0])) as Record<Phase, number>;
+  for (const mw of workloads) counts[mw.status?.phase ?? "Pending"]++;
+  return counts;
+}
