@@ -368,6 +368,16 @@ describe("decide: status", () => {
     });
   });
 
+  it("adds to dry-run's total at most once per check interval, so status does not change on every reconcile", () => {
+    const accounted = {
+      wouldPauseSince: iso(t0 - 60 * min),
+      accountedAt: iso(t0 - 10_000),
+      heldReplicaHours: 1,
+    };
+    const d = decide(observe({ mw: mw({ dryRun: true }, { ...awakeFor(90), dryRun: accounted }) }));
+    expect(d.status.dryRun).toEqual(accounted);
+  });
+
   it("keeps dry-run's total when the workload turns active again", () => {
     const earlier = mw(
       { dryRun: true },

@@ -429,14 +429,18 @@ function dryRunPause(
 ): Decision {
   const previous = status.dryRun ?? {};
   const since = previous.wouldPauseSince ?? iso(obs.nowMs);
-  const accountedMs = timeOf(previous.accountedAt) ?? obs.nowMs;
+  const accountedMs = timeOf(previous.accountedAt);
+  // Added up once per check interval, not on every reconcile: a total that moved on every reconcile would
+  // rewrite status, which queues the next reconcile, without end (and lose the tiny steps to rounding).
+  const due = accountedMs === null || obs.nowMs - accountedMs >= obs.settings.checkIntervalMs;
   const heldReplicaHours =
-    (previous.heldReplicaHours ?? 0) + (target.replicas * Math.max(0, obs.nowMs - accountedMs)) / hourMs;
+    (previous.heldReplicaHours ?? 0) +
+    (due && accountedMs !== null ? (target.replicas * Math.max(0, obs.nowMs - accountedMs)) / hourMs : 0);
   const next = {
     ...status,
     dryRun: {
       wouldPauseSince: since,
-      accountedAt: iso(obs.nowMs),
+      accountedAt: due ? iso(obs.nowMs) : (previous.accountedAt ?? iso(obs.nowMs)),
       heldReplicaHours: round(heldReplicaHours),
     },
   };
@@ -581,7 +585,7 @@ function iso(ms: number): string {
 }
 
 function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
+  return Math.round(n * 10_000) / 10_000;
 }
 
 function withoutKey<T extends object, K extends keyof T>(object: T, key: K): T {

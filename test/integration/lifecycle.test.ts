@@ -1,0 +1,276 @@
+import { join } from "node:path";
+import { AutoscalingV2Api, EventsV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { annotations, kedaPausedReplicas, labels } from "../../api/keys.ts";
+import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import {
+  type Clients,
+  clusterClients,
+  createTestNamespace,
+  deleteTestNamespace,
+  eventually,
+} from "./cluster.ts";
+import { installCrd } from "./crds.ts";
+import {
+  installManagedWorkloadCrd,
+  managedWorkload,
+  readManagedWorkload,
+  shiftedClock,
+  startController,
+} from "./operator-support.ts";
+import { httpDeployment } from "./workloads.ts";
+
+const minute = 60_000;
+const keda = { group: "keda.sh", version: "v1alpha1", plural: "scaledobjects" };
+const mwApi = {
+  group: managedWorkloadCrd.group,
+  version: managedWorkloadCrd.version,
+  plural: managedWorkloadCrd.plural,
+};
+const names = ["outside-up", "outside-zero", "ignored", "dry", "keda", "hpa"];
+
+/** The seed page's rules for workloads changed outside Napwake, let go, or in dry-run, on the real control plane. */
+describe("the ManagedWorkload lifecycle around outside changes", () => {
+  let clients: Clients;
+  let ns: string;
+  let guarded: string;
+  let controller: ManagedWorkloadController;
+  const clock = shiftedClock();
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    await installManagedWorkloadCrd(clients);
+    await installCrd(clients, join(clients.info.binDir, "keda-scaledobjects-crd.yaml"));
+    ns = await createTestNamespace(clients, "lifecycle");
+    guarded = await createTestNamespace(clients, "guarded");
+    // Targets first, so metrics-server has their pods' CPU when the cases need it.
+    for (const name of names) {
+      await clients.apps.createNamespacedDeployment({
+        namespace: ns,
+        body: httpDeployment({ namespace: ns, name, replicas: 2, cpu: "5m" }),
+      });
+    }
+    await clients.apps.createNamespacedDeployment({
+      namespace: guarded,
+      body: httpDeployment({ namespace: guarded, name: "api", replicas: 2, cpu: "5m" }),
+    });
+    controller = await startController(clients, clock);
+  });
+  afterAll(async () => {
+    await controller?.stop();
+    await deleteTestNamespace(clients, ns);
+    await deleteTestNamespace(clients, guarded);
+  });
+
+  const deployment = async (namespace: string, name: string) => {
+    const d = await clients.apps.readNamespacedDeployment({ namespace, name });
+    return { replicas: d.spec?.replicas ?? 0, pausedFrom: d.metadata?.annotations?.[annotations.pausedFrom] };
+  };
+  const mw = (namespace: string, name: string) =>
+    readManagedWorkload(clients, namespace, `${name}.deployment`);
+  const manage = async (namespace: string, name: string, spec: Partial<ManagedWorkload["spec"]> = {}) => {
+    await clients.custom.createNamespacedCustomObject({
+      ...mwApi,
+      namespace,
+      body: managedWorkload(namespace, `${name}.deployment`, name, spec),
+    });
+    await eventually(`${name} seen`, async () =>
+      (await mw(namespace, name)).status?.phase ? true : undefined,
+    );
+  };
+  const pauseIdle = async (namespace: string, name: string) => {
+    clock.advance(2 * minute);
+    await eventually(
+      `${name} paused`,
+      async () => ((await deployment(namespace, name)).replicas === 0 ? true : undefined),
+      120_000,
+    );
+  };
+  const scaleOutside = (namespace: string, name: string, replicas: number) =>
+    clients.apps.patchNamespacedDeploymentScale({
+      namespace,
+      name,
+      body: [{ op: "replace", path: "/spec/replicas", value: replicas }],
+    });
+  const eventReasons = async (namespace: string, name: string) =>
+    (await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace })).items
+      .filter((e) => e.regarding?.name === `${name}.deployment`)
+      .map((e) => e.reason);
+  const condition = async (namespace: string, name: string, type: string) =>
+    (await mw(namespace, name)).status?.conditions?.find((c) => c.type === type);
+
+  it("treats a paused workload scaled up outside Napwake as awake", { timeout: 240_000 }, async () => {
+    await manage(ns, "outside-up");
+    await pauseIdle(ns, "outside-up");
+    await scaleOutside(ns, "outside-up", 5);
+    await eventually("paused-from forgotten, Awake, activity from the scale-up", async () => {
+      const [d, m] = [await deployment(ns, "outside-up"), await mw(ns, "outside-up")];
+      return d.replicas === 5 &&
+        d.pausedFrom === undefined &&
+        m.status?.phase === "Awake" &&
+        m.status.lastActivity?.source === "scale-up"
+        ? true
+        : undefined;
+    });
+    expect(await eventReasons(ns, "outside-up")).toContain("ScaledOutsideNapwake");
+  });
+
+  it("leaves alone an awake workload scaled to zero outside Napwake", { timeout: 240_000 }, async () => {
+    await manage(ns, "outside-zero");
+    await scaleOutside(ns, "outside-zero", 0);
+    await eventually("reported as scaled to zero outside Napwake", async () =>
+      (await condition(ns, "outside-zero", "Managed"))?.reason === "ScaledToZeroOutside" ? true : undefined,
+    );
+    clock.advance(10 * minute);
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(await deployment(ns, "outside-zero")).toEqual({ replicas: 0, pausedFrom: undefined });
+    expect((await mw(ns, "outside-zero")).status?.phase).toBe("Unmanaged");
+  });
+
+  it("resumes a paused workload labelled napwake.dev/ignore, then lets it go", {
+    timeout: 240_000,
+  }, async () => {
+    await manage(ns, "ignored");
+    await pauseIdle(ns, "ignored");
+    await clients.apps.patchNamespacedDeployment({
+      namespace: ns,
+      name: "ignored",
+      body: [{ op: "add", path: `/metadata/labels/${labels.ignore.replace("/", "~1")}`, value: "" }],
+    });
+    await eventually("back at 2 replicas, let go", async () => {
+      const [d, m] = [await deployment(ns, "ignored"), await mw(ns, "ignored")];
+      return d.replicas === 2 && d.pausedFrom === undefined && m.status?.phase === "Unmanaged"
+        ? true
+        : undefined;
+    });
+    expect((await condition(ns, "ignored", "Managed"))?.reason).toBe("Ignored");
+    expect(await eventReasons(ns, "ignored")).toContain("LetGo");
+  });
+
+  it("resumes a paused workload whose namespace becomes protected, then lets it go", {
+    timeout: 240_000,
+  }, async () => {
+    await manage(guarded, "api");
+    await pauseIdle(guarded, "api");
+    await clients.core.patchNamespace({
+      name: guarded,
+      body: [{ op: "add", path: "/metadata/annotations", value: { [annotations.protected]: "true" } }],
+    });
+    await eventually("back at 2 replicas, protected", async () => {
+      const d = await deployment(guarded, "api");
+      const managed = await condition(guarded, "api", "Managed");
+      return d.replicas === 2 && d.pausedFrom === undefined && managed?.reason === "Protected"
+        ? true
+        : undefined;
+    });
+  });
+
+  it("in dry-run decides to pause but never scales, and adds up the replica-hours held back", {
+    timeout: 240_000,
+  }, async () => {
+    await manage(ns, "dry", { dryRun: true });
+    clock.advance(2 * minute);
+    await eventually(
+      "dry-run would pause",
+      async () => ((await mw(ns, "dry")).status?.dryRun?.wouldPauseSince ? true : undefined),
+      120_000,
+    );
+    clock.advance(60 * minute);
+    const m = await eventually("an hour of two replicas held back", async () => {
+      const held = (await mw(ns, "dry")).status?.dryRun?.heldReplicaHours ?? 0;
+      return held >= 1.9 ? held : undefined;
+    });
+    expect(m).toBeGreaterThanOrEqual(1.9);
+    expect(await deployment(ns, "dry")).toEqual({ replicas: 2, pausedFrom: undefined });
+    expect(await eventReasons(ns, "dry")).toContain("DryRunPause");
+  });
+
+  it("holds a KEDA ScaledObject at zero while paused and releases it on resume", {
+    timeout: 240_000,
+  }, async () => {
+    await clients.custom.createNamespacedCustomObject({
+      ...keda,
+      namespace: ns,
+      body: {
+        apiVersion: "keda.sh/v1alpha1",
+        kind: "ScaledObject",
+        metadata: { name: "keda", namespace: ns },
+        spec: {
+          scaleTargetRef: { name: "keda" },
+          minReplicaCount: 1,
+          maxReplicaCount: 5,
+          triggers: [{ type: "cpu", metricType: "Utilization", metadata: { value: "80" } }],
+        },
+      },
+    });
+    await manage(ns, "keda");
+    await eventually("the ScaledObject is reported", async () =>
+      (await condition(ns, "keda", "Autoscaled"))?.reason === "ScaledObject" ? true : undefined,
+    );
+    await pauseIdle(ns, "keda");
+    const held = (await clients.custom.getNamespacedCustomObject({
+      ...keda,
+      namespace: ns,
+      name: "keda",
+    })) as {
+      metadata: { annotations?: Record<string, string> };
+    };
+    expect(held.metadata.annotations?.[kedaPausedReplicas]).toBe("0");
+    await clients.custom.patchNamespacedCustomObject({
+      ...mwApi,
+      namespace: ns,
+      name: "keda.deployment",
+      body: [
+        {
+          op: "add",
+          path: "/metadata/annotations",
+          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
+        },
+      ],
+    });
+    await eventually("resumed and the ScaledObject released", async () => {
+      const so = (await clients.custom.getNamespacedCustomObject({
+        ...keda,
+        namespace: ns,
+        name: "keda",
+      })) as {
+        metadata: { annotations?: Record<string, string> };
+      };
+      const d = await deployment(ns, "keda");
+      return d.replicas === 2 && so.metadata.annotations?.[kedaPausedReplicas] === undefined
+        ? true
+        : undefined;
+    });
+  });
+
+  it("reports the HPA that scales the target", async () => {
+    await clients.kc.makeApiClient(AutoscalingV2Api).createNamespacedHorizontalPodAutoscaler({
+      namespace: ns,
+      body: {
+        metadata: { name: "hpa" },
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "hpa" },
+          minReplicas: 1,
+          maxReplicas: 4,
+          metrics: [
+            {
+              type: "Resource",
+              resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 80 } },
+            },
+          ],
+        },
+      },
+    });
+    await manage(ns, "hpa");
+    const autoscaled = await eventually("the HPA is reported", async () => {
+      const c = await condition(ns, "hpa", "Autoscaled");
+      return c?.reason === "HorizontalPodAutoscaler" ? c : undefined;
+    });
+    expect(autoscaled.message).toContain("HorizontalPodAutoscaler hpa");
+    expect((await mw(ns, "hpa")).status?.autoscaler).toEqual({
+      kind: "HorizontalPodAutoscaler",
+      name: "hpa",
+    });
+  });
+});
