@@ -41,6 +41,8 @@ export const ports = {
   operatorWebhook: 9443,
   /** The sandbox operator's /healthz and /readyz (--health-port). */
   operatorHealth: 8081,
+  /** The operator's HTTPS /metrics (--metrics-port), as in the install manifests. */
+  operatorMetrics: 8443,
 } as const;
 
 export const nodeCount = 3;

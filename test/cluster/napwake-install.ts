@@ -1,8 +1,11 @@
-import { readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import {
   AdmissionregistrationV1Api,
   ApiextensionsV1Api,
+  CoreV1Api,
   type KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
@@ -15,6 +18,8 @@ import { napwakeWebhooks, webhookConfigurations } from "../../webhook/registry.t
 import { externalProcessService } from "./bootstrap.ts";
 import { repoRoot } from "./paths.ts";
 import { type RunningProcess, startProcess, waitFor } from "./process.ts";
+
+const run = promisify(execFile);
 
 const crdFiles = ["manifests/crds/managedworkload.yaml", "manifests/crds/rightsizingpolicy.yaml"];
 
@@ -139,4 +144,105 @@ export async function injectedCaBundle(kc: KubeConfig, name: string): Promise<st
   );
   const first = bundles[0];
   return first && bundles.every((b) => b === first) ? first : undefined;
+}
+
+/**
+ * Installs Napwake as a platform team would: `kubectl apply --server-side -k` of an overlay (the sandbox's:
+ * CRDs, RBAC, ServiceAccount, Services, webhook configurations, a Deployment kept at zero replicas), then waits
+ * for the CRDs to be served.
+ */
+export async function applyOverlay(opts: {
+  binDir: string;
+  kubeconfig: string;
+  overlay: string;
+}): Promise<void> {
+  await run(join(opts.binDir, "kubectl"), [
+    `--kubeconfig=${opts.kubeconfig}`,
+    "apply",
+    "--server-side",
+    "--force-conflicts",
+    "--field-manager=napwake-install",
+    "-k",
+    join(repoRoot, opts.overlay),
+  ]);
+  await run(join(opts.binDir, "kubectl"), [
+    `--kubeconfig=${opts.kubeconfig}`,
+    "wait",
+    "--for=condition=Established",
+    "--timeout=60s",
+    "crd/managedworkloads.napwake.dev",
+    "crd/rightsizingpolicies.napwake.dev",
+  ]);
+}
+
+/** EndpointSlices that point the install's selector-less Services at an operator running as a process. */
+export function operatorEndpoints(opts: {
+  namespace: string;
+  ip: string;
+  webhookPort: number;
+  metricsPort: number;
+}) {
+  const slice = (service: string, portName: string, port: number): KubernetesObject =>
+    ({
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        namespace: opts.namespace,
+        name: `${service}-process`,
+        labels: {
+          "kubernetes.io/service-name": service,
+          "endpointslice.kubernetes.io/managed-by": "napwake-test-harness",
+        },
+      },
+      addressType: "IPv4",
+      ports: [{ name: portName, port, protocol: "TCP" }],
+      endpoints: [{ addresses: [opts.ip], conditions: { ready: true } }],
+    }) as KubernetesObject;
+  return [
+    slice("napwake-webhook", "webhook", opts.webhookPort),
+    slice("napwake-metrics", "metrics", opts.metricsPort),
+  ];
+}
+
+/**
+ * A kubeconfig that authenticates as a ServiceAccount with a token from the TokenRequest API, so a process
+ * outside any pod runs with exactly the permissions the install's RBAC grants.
+ */
+export async function serviceAccountKubeconfig(opts: {
+  kc: KubeConfig;
+  namespace: string;
+  serviceAccount: string;
+  server: string;
+  caFile: string;
+  file: string;
+}): Promise<string> {
+  const token = await opts.kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    namespace: opts.namespace,
+    name: opts.serviceAccount,
+    body: { spec: { expirationSeconds: 7 * 24 * 3600, audiences: [] } },
+  });
+  await writeFile(
+    opts.file,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: sandbox
+  cluster:
+    server: ${opts.server}
+    certificate-authority: ${opts.caFile}
+contexts:
+- name: ${opts.serviceAccount}
+  context:
+    cluster: sandbox
+    user: ${opts.serviceAccount}
+    namespace: ${opts.namespace}
+current-context: ${opts.serviceAccount}
+users:
+- name: ${opts.serviceAccount}
+  user:
+    token: ${token.status?.token ?? ""}
+`,
+    { mode: 0o600 },
+  );
+  return opts.file;
 }

@@ -24,11 +24,12 @@ import { startControlPlane } from "./control-plane.ts";
 import { demo, demoManagedWorkload, demoObjects } from "./demo.ts";
 import { network, ports } from "./layout.ts";
 import {
+  applyOverlay,
   injectedCaBundle,
-  installCrds,
+  operatorEndpoints,
+  serviceAccountKubeconfig,
   startOperatorProcess,
   waitForOperatorReady,
-  webhookInstall,
 } from "./napwake-install.ts";
 import { repoRoot } from "./paths.ts";
 import { startPodBackend } from "./pod-backend.ts";
@@ -275,30 +276,32 @@ async function inner(config: SandboxConfig): Promise<void> {
   kc.loadFromFile(cluster.kubeconfig);
   const backend = await startPodBackend(kc);
   const services = await startServiceClient(kc);
-  await serverSideApply(KubernetesObjectApi.makeApiClient(kc), demoObjects(), harnessFieldManager);
-  await installCrds(kc);
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  await serverSideApply(objects, demoObjects(), harnessFieldManager);
+  // Napwake installed from its sandbox overlay, as `kubectl apply -k` installs it anywhere; the operator runs
+  // as a process here (kwok runs no containers), as the install's ServiceAccount, behind the install's
+  // Services (their EndpointSlices point at the process).
+  await applyOverlay({ binDir, kubeconfig: cluster.kubeconfig, overlay: "kustomize/overlays/sandbox" });
   await serverSideApply(
-    KubernetesObjectApi.makeApiClient(kc),
-    [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "napwake-system" } }, demoManagedWorkload()],
-    harnessFieldManager,
-  );
-  // As the manifests install them: the webhook Service (here pointing at the operator process) and the
-  // configurations without a caBundle, which the operator injects once it has a certificate. Applied after
-  // the demo ManagedWorkload: the ManagedWorkload webhook fails closed until the operator answers.
-  await serverSideApply(
-    KubernetesObjectApi.makeApiClient(kc),
-    webhookInstall({
+    objects,
+    operatorEndpoints({
       namespace: "napwake-system",
-      service: "napwake-webhook",
-      configuration: "napwake",
       ip: network.operatorIp,
-      port: ports.operatorWebhook,
-      excludeNamespaces: ["napwake-system"],
+      webhookPort: ports.operatorWebhook,
+      metricsPort: ports.operatorMetrics,
     }),
     harnessFieldManager,
   );
+  const operatorKubeconfig = await serviceAccountKubeconfig({
+    kc,
+    namespace: "napwake-system",
+    serviceAccount: "napwake-operator",
+    server: `https://127.0.0.1:${ports.apiServer}`,
+    caFile: cluster.pki.caCert,
+    file: join(f.clusterDir, "napwake-operator.kubeconfig"),
+  });
   const operator = startOperatorProcess({
-    kubeconfig: cluster.kubeconfig,
+    kubeconfig: operatorKubeconfig,
     logDir: cluster.paths.logs,
     prometheusUrl: cluster.prometheus.url,
     webhookHost: network.operatorIp,
@@ -311,6 +314,8 @@ async function inner(config: SandboxConfig): Promise<void> {
     timeoutMs: 60_000,
     process: operator,
   });
+  // After the webhooks answer: the ManagedWorkload webhook fails closed.
+  await serverSideApply(objects, [demoManagedWorkload()], harnessFieldManager);
   await waitFor(
     async () => (services.endpoints(demo.namespace, demo.name, demo.port).length > 0 ? true : undefined),
     {

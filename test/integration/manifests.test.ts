@@ -185,7 +185,9 @@ describe("the install manifests", () => {
       expect.arrayContaining(["--check-interval=5s", "--prometheus-url=http://127.0.0.1:9090"]),
     );
     expect(container("sandbox").image).toBe("napwake:dev");
-    expect(operator("sandbox").spec.replicas).toBe(1);
+    // The sandbox runs the operator as a process under this ServiceAccount; its Services carry no selector.
+    expect(operator("sandbox").spec.replicas).toBe(0);
+    expect(find("sandbox", "Service", "napwake-webhook").spec.selector).toBeUndefined();
     expect(args("dry-run")).toContain("--dry-run");
     expect(args("prometheus").some((a) => a.startsWith("--prometheus-url=http"))).toBe(true);
     expect(args("production")).toContain("--leader-elect");
