@@ -319,6 +319,29 @@ describe("decide: the pause and wake lifecycle", () => {
   });
 });
 
+describe("decide: kubectl napwake requests", () => {
+  const requested = (pause: number, resume: number) => ({
+    annotations: { [annotations.pauseRequested]: iso(pause), [annotations.resumeRequested]: iso(resume) },
+  });
+
+  it("does not replay an older pause after a resume, even from a status the cache has not caught up with", () => {
+    // Status still says Paused (stale), the workload is back at 3, resume came after the pause.
+    const stale = mw({}, pausedStatus(t0 - 60 * min), requested(t0 - 20_000, t0 - 10_000));
+    const d = decide(observe({ mw: stale, target: target(3) }));
+    expect(d.writes).toEqual([]);
+    expect(d.status.phase).toBe("Awake");
+  });
+
+  it("does not wake for an older resume after a pause, even from a stale pause time", () => {
+    const stale = mw({}, pausedStatus(t0 - 60 * min), requested(t0 - 10_000, t0 - 20_000));
+    const d = decide(
+      observe({ mw: stale, target: target(0, { [annotations.pausedFrom]: "3" }), activity: null }),
+    );
+    expect(d.writes).toEqual([]);
+    expect(d.status.phase).toBe("Paused");
+  });
+});
+
 describe("decide: status", () => {
   it("records paused-from and the pause time on a pause", () => {
     const d = decide(observe({ mw: mw({}, awakeFor(31)) }));

@@ -340,8 +340,13 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
   // when the write that resumed it did not get as far as status).
   next = notPaused(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Active", "the workload is awake");
-  const pauseRequested = timeOf(obs.mw.metadata.annotations?.[annotations.pauseRequested]);
-  const manual = pauseRequested !== null && pauseRequested > awakeSinceMs && pauseRequested <= obs.nowMs;
+  const requests = manualRequests(obs);
+  const pauseRequested = requests.pause;
+  const manual =
+    pauseRequested !== null &&
+    pauseRequested > awakeSinceMs &&
+    pauseRequested <= obs.nowMs &&
+    (requests.resume === null || pauseRequested > requests.resume);
   const clock = manual
     ? {
         action: "pause" as const,
@@ -489,7 +494,11 @@ function latestActivity(
   add(timeOf(status.lastActivity?.time), status.lastActivity?.source ?? "annotation");
   add(timeOf(target.annotations[annotations.lastRequest]), "request");
   add(timeOf(target.annotations[annotations.activity]), "annotation");
-  add(timeOf(obs.mw.metadata.annotations?.[annotations.resumeRequested]), "manual");
+  const requests = manualRequests(obs);
+  // A resume request counts as activity unless a later pause request overrides it.
+  if (requests.resume !== null && (requests.pause === null || requests.resume > requests.pause)) {
+    add(requests.resume, "manual");
+  }
   const sample = obs.activity;
   if (sample) {
     if (sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThreshold(obs))
@@ -497,6 +506,15 @@ function latestActivity(
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
   return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
+}
+
+/**
+ * `kubectl napwake pause|resume` requests. The later of the two wins: compared with each other, not only with
+ * times in status, so a status the cache has not caught up with cannot replay an older request.
+ */
+function manualRequests(obs: Observation): { pause: number | null; resume: number | null } {
+  const a = obs.mw.metadata.annotations ?? {};
+  return { pause: timeOf(a[annotations.pauseRequested]), resume: timeOf(a[annotations.resumeRequested]) };
 }
 
 /** Why idleness cannot be trusted right now, or null: a pause needs a fresh, complete measurement. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
 import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import type { TargetState } from "../../controllers/managedworkload/observation.ts";
 import type { ClusterWrites } from "../../controllers/managedworkload/writes.ts";
 import {
   type Clients,
@@ -23,29 +24,38 @@ import { httpDeployment } from "./workloads.ts";
 const minute = 60_000;
 
 /**
- * Writes that all go through until armed; once armed, `limit` more are made and every later one fails for
- * good: the operator died there (status writes count as writes too).
+ * Writes that all go through until armed; once armed, `limit` more writes about `workload` are made and every
+ * later write fails for good: the operator died there (status writes count as writes too). Writes about other
+ * workloads (other test files' leftovers) pass uncounted until the death.
  */
-function dyingWrites(real: ClusterWrites): ClusterWrites & { made: string[]; arm(limit: number): void } {
+function dyingWrites(
+  real: ClusterWrites,
+  workload: string,
+): ClusterWrites & { made: string[]; arm(limit: number): void } {
   const made: string[] = [];
   let limit = Number.POSITIVE_INFINITY;
   const guard =
-    <A extends unknown[]>(name: string, write: (...args: A) => Promise<void>) =>
+    <A extends unknown[]>(
+      kind: string,
+      write: (...args: A) => Promise<void>,
+      about: (...args: A) => string,
+    ) =>
     async (...args: A) => {
       if (made.length >= limit) throw new Error(`operator killed after ${limit} writes`);
       await write(...args);
-      if (Number.isFinite(limit)) made.push(name);
+      if (Number.isFinite(limit) && about(...args) === workload) made.push(kind);
     };
+  const target = (t: TargetState) => t.name;
   return {
     made,
     arm(n) {
       limit = n;
     },
-    recordPausedFrom: guard("record-paused-from", real.recordPausedFrom),
-    forgetPausedFrom: guard("forget-paused-from", real.forgetPausedFrom),
-    scale: guard("scale", real.scale),
-    apply: guard("apply", real.apply),
-    writeStatus: guard("status", real.writeStatus),
+    recordPausedFrom: guard("record-paused-from", real.recordPausedFrom, target),
+    forgetPausedFrom: guard("forget-paused-from", real.forgetPausedFrom, target),
+    scale: guard("scale", real.scale, target),
+    apply: guard("apply", real.apply, (o) => o.metadata?.name ?? ""),
+    writeStatus: guard("status", real.writeStatus, (mw) => mw.spec.targetRef.name),
   };
 }
 
@@ -109,7 +119,7 @@ describe("killing the operator between any two writes of a pause or a resume", (
     const name = `p${limit}`;
     // A clock of its own: earlier cases moved theirs past this workload's idle window.
     const clock = shiftedClock();
-    const writes = dyingWrites(realWrites(clients));
+    const writes = dyingWrites(realWrites(clients), name);
     const dying = await run(clock, writes);
     await createMw(name);
     await eventually(`${name} seen awake`, async () =>
@@ -156,7 +166,7 @@ describe("killing the operator between any two writes of a pause or a resume", (
     );
     await kill(pauser);
 
-    const writes = dyingWrites(realWrites(clients));
+    const writes = dyingWrites(realWrites(clients), name);
     writes.arm(limit);
     const dying = await run(clock, writes);
     await clients.custom.patchNamespacedCustomObject({
