@@ -24,6 +24,8 @@ export interface ClusterWrites {
   writeStatus(mw: ManagedWorkload, status: ManagedWorkloadStatus): Promise<void>;
 }
 
+const scaleConflictRetries = 5;
+
 /** The target changed under us: the write was not made; the next reconcile re-reads and decides again. */
 export class StaleTargetError extends Error {}
 
@@ -84,28 +86,34 @@ export function clusterWrites(clients: {
     },
     async scale(target, from, to) {
       const ref = { name: target.name, namespace: target.namespace };
-      const current =
-        target.kind === "Deployment"
-          ? await apps.readNamespacedDeploymentScale(ref)
-          : await apps.readNamespacedStatefulSetScale(ref);
-      // The Scale API omits a zero count.
-      const replicas = current.spec?.replicas ?? 0;
-      if (replicas === to) return;
-      if (replicas !== from) {
-        throw new StaleTargetError(
-          `${target.kind} ${target.name} has ${replicas} replicas, expected ${from}`,
-        );
-      }
-      const body = { ...current, spec: { replicas: to } };
-      try {
-        // The read resourceVersion makes this conditional: a concurrent change fails it with a conflict.
-        if (target.kind === "Deployment")
-          await apps.replaceNamespacedDeploymentScale({ ...ref, body, fieldManager });
-        else await apps.replaceNamespacedStatefulSetScale({ ...ref, body, fieldManager });
-      } catch (err) {
-        if (httpCode(err) === 409)
-          throw new StaleTargetError(`${target.kind} ${target.name} changed while scaling`);
-        throw err;
+      // A conflict usually means a controller updated the workload's status since the read: read again and
+      // retry while the count is still the one decided on (client-go's RetryOnConflict).
+      for (let attempt = 1; ; attempt++) {
+        const current =
+          target.kind === "Deployment"
+            ? await apps.readNamespacedDeploymentScale(ref)
+            : await apps.readNamespacedStatefulSetScale(ref);
+        // The Scale API omits a zero count.
+        const replicas = current.spec?.replicas ?? 0;
+        if (replicas === to) return;
+        if (replicas !== from) {
+          throw new StaleTargetError(
+            `${target.kind} ${target.name} has ${replicas} replicas, expected ${from}`,
+          );
+        }
+        const body = { ...current, spec: { replicas: to } };
+        try {
+          // The read resourceVersion makes this conditional: a concurrent change fails it with a conflict.
+          if (target.kind === "Deployment")
+            await apps.replaceNamespacedDeploymentScale({ ...ref, body, fieldManager });
+          else await apps.replaceNamespacedStatefulSetScale({ ...ref, body, fieldManager });
+          return;
+        } catch (err) {
+          if (httpCode(err) !== 409) throw err;
+          if (attempt >= scaleConflictRetries) {
+            throw new StaleTargetError(`${target.kind} ${target.name} kept changing while scaling`);
+          }
+        }
       }
     },
     async apply(object) {

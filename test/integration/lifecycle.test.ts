@@ -117,7 +117,8 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
   });
 
   it("leaves alone an awake workload scaled to zero outside Napwake", { timeout: 240_000 }, async () => {
-    await manage(ns, "outside-zero");
+    // A long idle window: the shared clock has already moved past this new ManagedWorkload's short one.
+    await manage(ns, "outside-zero", { idle: { window: "24h", cpuThreshold: "50m" } });
     await scaleOutside(ns, "outside-zero", 0);
     await eventually("reported as scaled to zero outside Napwake", async () =>
       (await condition(ns, "outside-zero", "Managed"))?.reason === "ScaledToZeroOutside" ? true : undefined,

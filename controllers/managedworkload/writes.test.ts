@@ -1,0 +1,59 @@
+import type { AppsV1Api, CustomObjectsApi, KubernetesObjectApi, V1Scale } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import type { TargetState } from "./observation.ts";
+import { clusterWrites, StaleTargetError } from "./writes.ts";
+
+const target: TargetState = {
+  kind: "Deployment",
+  name: "web",
+  namespace: "shop",
+  uid: "u",
+  replicas: 3,
+  labels: {},
+  annotations: {},
+  managedFields: [],
+};
+
+/** A scale subresource whose replaces fail with 409 `conflicts` times, and whose count `reads` can change. */
+function fakeApps(opts: { conflicts: number; replicas: number[] }) {
+  const replaced: number[] = [];
+  let reads = 0;
+  const apps = {
+    readNamespacedDeploymentScale: async (): Promise<V1Scale> => ({
+      metadata: { resourceVersion: String(reads) },
+      spec: { replicas: opts.replicas[Math.min(reads++, opts.replicas.length - 1)] ?? 0 },
+    }),
+    replaceNamespacedDeploymentScale: async ({ body }: { body: V1Scale }) => {
+      if (opts.conflicts-- > 0) throw Object.assign(new Error("conflict"), { code: 409 });
+      replaced.push(body.spec?.replicas ?? 0);
+      return body;
+    },
+  };
+  const writes = clusterWrites({
+    apps: apps as unknown as AppsV1Api,
+    custom: {} as CustomObjectsApi,
+    objects: {} as KubernetesObjectApi,
+    fieldManager: "napwake",
+  });
+  return { writes, replaced };
+}
+
+describe("clusterWrites.scale", () => {
+  it("retries a scale that conflicts with a status update, while the count is still the one decided on", async () => {
+    const { writes, replaced } = fakeApps({ conflicts: 2, replicas: [3] });
+    await writes.scale(target, 3, 0);
+    expect(replaced).toEqual([0]);
+  });
+
+  it("gives up when the count changed between the decision and the write", async () => {
+    const { writes, replaced } = fakeApps({ conflicts: 1, replicas: [3, 5] });
+    await expect(writes.scale(target, 3, 0)).rejects.toBeInstanceOf(StaleTargetError);
+    expect(replaced).toEqual([]);
+  });
+
+  it("does nothing when the target already has the count", async () => {
+    const { writes, replaced } = fakeApps({ conflicts: 0, replicas: [0] });
+    await writes.scale(target, 3, 0);
+    expect(replaced).toEqual([]);
+  });
+});
