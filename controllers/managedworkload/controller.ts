@@ -13,7 +13,7 @@ import type {
   V1StatefulSet,
 } from "@kubernetes/client-node";
 import { annotations } from "../../api/keys.ts";
-import type { ManagedWorkload, TargetKind } from "../../api/managedworkload.ts";
+import type { ManagedWorkload, ManagedWorkloadStatus, TargetKind } from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { labelSelectorString } from "../../kube/selectors.ts";
@@ -66,6 +66,15 @@ export async function startManagedWorkloadController(
 ): Promise<ManagedWorkloadController> {
   const { caches } = deps;
   const lastSample = new Map<string, ActivitySample>();
+  // The status this controller last wrote, with the resourceVersion it was decided from: until the cache shows
+  // a newer version, the cache's status predates our write and must not be decided from again.
+  const writtenStatus = new Map<string, { basedOn: string; status: ManagedWorkloadStatus }>();
+  const withOwnStatus = (key: string, cached: ManagedWorkload): ManagedWorkload => {
+    const own = writtenStatus.get(key);
+    if (own && own.basedOn === cached.metadata.resourceVersion) return { ...cached, status: own.status };
+    writtenStatus.delete(key);
+    return cached;
+  };
   let queue: WorkQueue | undefined;
   const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
   const mwCache = caches.managedWorkloads.cache;
@@ -98,11 +107,13 @@ export async function startManagedWorkloadController(
 
   async function reconcile(key: string, ctx: ReconcileContext): Promise<Outcome> {
     const [namespace = "", name = ""] = key.split("/");
-    const mw = mwCache.get(name, namespace);
-    if (!mw) {
+    const cached = mwCache.get(name, namespace);
+    if (!cached) {
       lastSample.delete(key);
+      writtenStatus.delete(key);
       return { done: true };
     }
+    const mw = withOwnStatus(key, cached);
     const nowMs = deps.clock.now();
     const workload = targetOf(mw);
     const target = workload ? targetState(workload, mw.spec.targetRef.kind) : null;
@@ -135,6 +146,7 @@ export async function startManagedWorkloadController(
     if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
       try {
         await deps.writes.writeStatus(mw, decision.status);
+        writtenStatus.set(key, { basedOn: cached.metadata.resourceVersion ?? "", status: decision.status });
       } catch (err) {
         // Deleted while we decided: nothing left to report on.
         if (httpCode(err) === 404) return { done: true };

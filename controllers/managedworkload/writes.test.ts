@@ -57,3 +57,33 @@ describe("clusterWrites.scale", () => {
     expect(replaced).toEqual([]);
   });
 });
+
+describe("clusterWrites.forgetPausedFrom", () => {
+  it("forgets the count only if the workload still has the replicas and the count that were seen", async () => {
+    const patches: unknown[] = [];
+    const apps = {
+      patchNamespacedDeployment: async ({ body }: { body: unknown }) => {
+        patches.push(body);
+        return {};
+      },
+    };
+    const writes = clusterWrites({
+      apps: apps as unknown as AppsV1Api,
+      custom: {} as CustomObjectsApi,
+      objects: {} as KubernetesObjectApi,
+      fieldManager: "napwake",
+    });
+    await writes.forgetPausedFrom({
+      ...target,
+      replicas: 3,
+      annotations: { "napwake.dev/paused-from": "3" },
+    });
+    expect(patches).toEqual([
+      [
+        { op: "test", path: "/spec/replicas", value: 3 },
+        { op: "test", path: "/metadata/annotations/napwake.dev~1paused-from", value: "3" },
+        { op: "remove", path: "/metadata/annotations/napwake.dev~1paused-from" },
+      ],
+    ]);
+  });
+});

@@ -58,10 +58,12 @@ export function clusterWrites(clients: {
       );
     },
     async forgetPausedFrom(target) {
-      // A JSON patch guarded by a test: removes the count only if it is still the one we decided on,
-      // whoever set it (a person may have set it by hand).
+      // A JSON patch guarded by tests: removes the count only if it is still the one we decided on (whoever
+      // set it) and the workload still has the replicas we saw. A cache that has not yet seen our own scale
+      // to zero would otherwise make a paused workload look awake, and forgetting its count then loses it.
       const value = target.annotations[annotations.pausedFrom];
       const patch = [
+        { op: "test", path: "/spec/replicas", value: target.replicas },
         { op: "test", path: pausedFromPath, value },
         { op: "remove", path: pausedFromPath },
       ];

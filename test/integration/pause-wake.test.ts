@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
 import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import type { TargetState } from "../../controllers/managedworkload/observation.ts";
+import { StaleTargetError } from "../../controllers/managedworkload/writes.ts";
 import {
   type Clients,
   clusterClients,
@@ -13,6 +15,7 @@ import {
   installManagedWorkloadCrd,
   managedWorkload,
   readManagedWorkload,
+  realWrites,
   shiftedClock,
   startController,
 } from "./operator-support.ts";
@@ -106,5 +109,30 @@ describe("pause and wake on the real control plane", () => {
     });
     expect(resumed.status?.pausedFrom).toBeUndefined();
     expect(resumed.status?.lastActivity?.source).toBe("manual");
+  });
+
+  it("never forgets a paused workload's count on a stale view that still shows it awake", async () => {
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        ...httpDeployment({ namespace, name: "stale", replicas: 0 }),
+        metadata: { namespace, name: "stale", annotations: { [annotations.pausedFrom]: "3" } },
+      },
+    });
+    // What a cache that has not seen the scale to zero yet would show: 3 replicas and paused-from=3.
+    const staleView: TargetState = {
+      kind: "Deployment",
+      name: "stale",
+      namespace,
+      uid: "",
+      replicas: 3,
+      labels: {},
+      annotations: { [annotations.pausedFrom]: "3" },
+      managedFields: [],
+    };
+    await expect(realWrites(clients).forgetPausedFrom(staleView)).rejects.toBeInstanceOf(StaleTargetError);
+    const live = await clients.apps.readNamespacedDeployment({ namespace, name: "stale" });
+    expect(live.metadata?.annotations?.[annotations.pausedFrom]).toBe("3");
+    expect(live.spec?.replicas).toBe(0);
   });
 });
