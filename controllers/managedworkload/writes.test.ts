@@ -1,7 +1,7 @@
 import type { AppsV1Api, CustomObjectsApi, KubernetesObjectApi, V1Scale } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import type { TargetState } from "./observation.ts";
-import { clusterWrites, StaleTargetError } from "./writes.ts";
+import { clusterWrites, makeWrites, StaleTargetError } from "./writes.ts";
 
 const target: TargetState = {
   kind: "Deployment",
@@ -84,6 +84,30 @@ describe("clusterWrites.forgetPausedFrom", () => {
         { op: "test", path: "/metadata/annotations/napwake.dev~1paused-from", value: "3" },
         { op: "remove", path: "/metadata/annotations/napwake.dev~1paused-from" },
       ],
+    ]);
+  });
+});
+
+describe("makeWrites", () => {
+  it("guards each write by what the target looks like after the writes before it", async () => {
+    const seen: { write: string; replicas: number; pausedFrom?: string }[] = [];
+    const cluster = {
+      recordPausedFrom: async (t: TargetState) => void seen.push({ write: "record", replicas: t.replicas }),
+      forgetPausedFrom: async (t: TargetState) =>
+        void seen.push({
+          write: "forget",
+          replicas: t.replicas,
+          pausedFrom: t.annotations["napwake.dev/paused-from"],
+        }),
+      scale: async (t: TargetState) => void seen.push({ write: "scale", replicas: t.replicas }),
+      apply: async () => {},
+      writeStatus: async () => {},
+    };
+    const paused = { ...target, replicas: 0, annotations: { "napwake.dev/paused-from": "3" } };
+    await makeWrites([{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }], paused, cluster);
+    expect(seen).toEqual([
+      { write: "scale", replicas: 0 },
+      { write: "forget", replicas: 3, pausedFrom: "3" },
     ]);
   });
 });

@@ -150,16 +150,23 @@ export async function makeWrites(
   target: TargetState,
   cluster: ClusterWrites,
 ): Promise<void> {
+  // Each write is guarded by what the target looks like after the writes before it.
+  let current = target;
   for (const write of writes) {
     switch (write.kind) {
       case "record-paused-from":
-        await cluster.recordPausedFrom(target, write.replicas);
+        await cluster.recordPausedFrom(current, write.replicas);
+        current = {
+          ...current,
+          annotations: { ...current.annotations, [annotations.pausedFrom]: String(write.replicas) },
+        };
         break;
       case "forget-paused-from":
-        await cluster.forgetPausedFrom(target);
+        await cluster.forgetPausedFrom(current);
         break;
       case "scale":
-        await cluster.scale(target, write.from, write.to);
+        await cluster.scale(current, write.from, write.to);
+        current = { ...current, replicas: write.to };
         break;
       case "apply":
         await cluster.apply(write.object);

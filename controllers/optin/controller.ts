@@ -16,7 +16,7 @@ import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue
 import type { Caches } from "../caches.ts";
 import { pausedFromOf } from "../managedworkload/decide.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
-import { httpCode } from "../managedworkload/writes.ts";
+import { httpCode, makeWrites } from "../managedworkload/writes.ts";
 import { decideOptIn, type OptInWorkload } from "./decide.ts";
 
 export interface OptInDeps {
@@ -128,8 +128,15 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
       annotations: object.metadata?.annotations ?? {},
       managedFields: [],
     };
-    await deps.writes.scale(target, 0, from);
-    await deps.writes.forgetPausedFrom(target);
+    // The same ordered writes as a resume of the ManagedWorkload controller (scale up, then forget the count).
+    await makeWrites(
+      [
+        ...(target.replicas === 0 ? [{ kind: "scale" as const, from: 0, to: from }] : []),
+        { kind: "forget-paused-from" as const },
+      ],
+      target,
+      deps.writes,
+    );
     await deps.events.action({
       regarding: {
         apiVersion: "apps/v1",

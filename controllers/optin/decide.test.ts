@@ -98,6 +98,15 @@ describe("decideOptIn", () => {
     expect(actions).toEqual([expect.objectContaining({ kind: "resume-orphan", from: 3 })]);
   });
 
+  it("finishes resuming an orphan that got as far as its scale before a crash", () => {
+    const actions = decideOptIn({
+      workload: workload({ replicas: 3, pausedFrom: 3 }),
+      namespaceLabels: {},
+      managers: [],
+    });
+    expect(actions).toEqual([expect.objectContaining({ kind: "resume-orphan", from: 3 })]);
+  });
+
   it("never deletes a ManagedWorkload it did not create", () => {
     const actions = decideOptIn({
       workload: workload({ replicas: 0, pausedFrom: 3 }),

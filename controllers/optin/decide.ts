@@ -73,11 +73,12 @@ export function decideOptIn(input: OptInInput): OptInAction[] {
     reason: `${ref} no longer opts in`,
   }));
   const stillManaged = others.length > 0;
-  if (!stillManaged && workload.pausedFrom !== null && workload.replicas === 0) {
+  // Also when a resume got as far as its scale: the count is still there to forget.
+  if (!stillManaged && workload.pausedFrom !== null) {
     actions.push({
       kind: "resume-orphan",
       from: workload.pausedFrom,
-      reason: `${ref} is paused and nothing manages it any more`,
+      reason: `${ref} carries a paused-from count and nothing manages it any more`,
     });
   }
   return actions.length ? actions : [{ kind: "none", reason: `${ref} does not opt in` }];

@@ -24,6 +24,9 @@ fi
 shift
 # Tells the command (and test setup) that it runs inside.
 export NAPWAKE_IN_NETNS=1
+# Every run is a new cluster at the same address: kubectl must not trust discovery cached from an earlier one.
+KUBECACHEDIR="$(mktemp -d -t napwake-kubectl-cache.XXXXXX)"
+export KUBECACHEDIR
 ip link set lo up
 ip route add local 198.18.0.0/15 dev lo
 # We are PID 1 here: signals without a handler are ignored, so forward them to the command.
@@ -36,4 +39,5 @@ wait "$child"
 status=$?
 # wait returns early when a trapped signal arrives; wait again for the real exit status.
 while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done
+rm -rf "$KUBECACHEDIR"
 exit "$status"

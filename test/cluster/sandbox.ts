@@ -243,7 +243,8 @@ async function serve(config: SandboxConfig): Promise<void> {
   // The repository's bin/ holds kubectl-napwake, so `kubectl napwake` works.
   await writeFile(
     f.env,
-    `export KUBECONFIG=${f.kubeconfig}\nexport PATH=${join(repoRoot, "bin")}:${binDir}:$PATH\n`,
+    // Its own kubectl discovery cache: a new sandbox is a new cluster at the same address.
+    `export KUBECONFIG=${f.kubeconfig}\nexport KUBECACHEDIR=${join(config.stateDir, "kubectl-cache")}\nexport PATH=${join(repoRoot, "bin")}:${binDir}:$PATH\n`,
   );
   const state: SandboxState = {
     pid: process.pid,
