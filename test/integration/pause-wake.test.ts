@@ -26,7 +26,7 @@ const minute = 60_000;
 describe("pause and wake on the real control plane", () => {
   let clients: Clients;
   let namespace: string;
-  let controller: ManagedWorkloadController;
+  let controller: ManagedWorkloadController | undefined;
   const clock = shiftedClock();
 
   beforeAll(async () => {
@@ -112,6 +112,10 @@ describe("pause and wake on the real control plane", () => {
   });
 
   it("never forgets a paused workload's count on a stale view that still shows it awake", async () => {
+    // No controller may touch the workload here: the opt-in controller would rightly resume a paused
+    // workload that nothing manages.
+    await controller?.stop();
+    controller = undefined;
     await clients.apps.createNamespacedDeployment({
       namespace,
       body: {
