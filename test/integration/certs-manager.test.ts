@@ -1,15 +1,16 @@
 import type { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";
-import type { KubernetesObject, V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
 import { type CertificateManager, createCertificateManager, kubeSecretStore } from "../../certs/manager.ts";
 import { caFromSecret, serviceDnsNames } from "../../certs/rotation.ts";
 import { serverSideApply } from "../../kube/apply.ts";
-import { napwakeWebhooks, webhookConfigurations } from "../../webhook/registry.ts";
+import { napwakeWebhooks } from "../../webhook/registry.ts";
 import { createWebhookServer, type WebhookServer } from "../../webhook/server.ts";
-import { externalProcessService, harnessFieldManager } from "../cluster/bootstrap.ts";
+import { harnessFieldManager } from "../cluster/bootstrap.ts";
+import { webhookInstall } from "../cluster/napwake-install.ts";
 import {
   type Clients,
   clusterClients,
@@ -111,23 +112,21 @@ describe("certificate manager on the real API server", () => {
       keepAliveTimeoutMs: 500,
     });
     const { port } = await server.listen(serverIp, 0);
-    const configs = webhookConfigurations(webhooks, {
-      name: `napwake-${namespace}`,
-      service: { namespace, name: serviceName },
-      excludeNamespaces: [],
-      onlyNamespaces: [namespace],
-    });
     refs.push(
       { kind: "MutatingWebhookConfiguration", name: `napwake-${namespace}` },
       { kind: "ValidatingWebhookConfiguration", name: `napwake-${namespace}` },
     );
     await serverSideApply(
       clients.objects,
-      [
-        ...externalProcessService({ namespace, name: serviceName, ip: serverIp, port }),
-        configs.mutating as KubernetesObject,
-        configs.validating as KubernetesObject,
-      ],
+      webhookInstall({
+        namespace,
+        service: serviceName,
+        configuration: `napwake-${namespace}`,
+        ip: serverIp,
+        port,
+        excludeNamespaces: [],
+        onlyNamespaces: [namespace],
+      }),
       harnessFieldManager,
     );
     await reconcileCaBundles(clients.objects, refs, caPem);

@@ -1,18 +1,14 @@
-import {
-  ApiException,
-  AuthenticationV1Api,
-  type KubernetesObject,
-  type V1Deployment,
-} from "@kubernetes/client-node";
+import { ApiException, AuthenticationV1Api, type V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
 import { type CertificateManager, createCertificateManager, kubeSecretStore } from "../../certs/manager.ts";
 import { serviceDnsNames } from "../../certs/rotation.ts";
 import { serverSideApply } from "../../kube/apply.ts";
-import { napwakeWebhooks, webhookConfigurations } from "../../webhook/registry.ts";
+import { napwakeWebhooks } from "../../webhook/registry.ts";
 import { createWebhookServer, type WebhookServer } from "../../webhook/server.ts";
-import { externalProcessService, harnessFieldManager } from "../cluster/bootstrap.ts";
+import { harnessFieldManager } from "../cluster/bootstrap.ts";
+import { webhookInstall } from "../cluster/napwake-install.ts";
 import {
   type Clients,
   clusterClients,
@@ -87,23 +83,21 @@ describe("napwake admission webhooks on the real API server", () => {
     const { port } = await server.listen(serverIp, 0);
 
     // As the manifests would install them: without a caBundle, which the reconcile injects.
-    const configs = webhookConfigurations(webhooks, {
-      name: `napwake-${namespace}`,
-      service: { namespace, name: serviceName },
-      excludeNamespaces: [],
-      onlyNamespaces: [namespace],
-    });
     refs = [
       { kind: "MutatingWebhookConfiguration", name: `napwake-${namespace}` },
       { kind: "ValidatingWebhookConfiguration", name: `napwake-${namespace}` },
     ];
     await serverSideApply(
       clients.objects,
-      [
-        ...externalProcessService({ namespace, name: serviceName, ip: serverIp, port }),
-        configs.mutating as KubernetesObject,
-        configs.validating as KubernetesObject,
-      ],
+      webhookInstall({
+        namespace,
+        service: serviceName,
+        configuration: `napwake-${namespace}`,
+        ip: serverIp,
+        port,
+        excludeNamespaces: [],
+        onlyNamespaces: [namespace],
+      }),
       harnessFieldManager,
     );
   });
