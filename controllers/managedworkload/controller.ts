@@ -66,12 +66,23 @@ export async function startManagedWorkloadController(
 ): Promise<ManagedWorkloadController> {
   const { caches } = deps;
   const lastSample = new Map<string, ActivitySample>();
-  // The status this controller last wrote, with the resourceVersion it was decided from: until the cache shows
-  // a newer version, the cache's status predates our write and must not be decided from again.
-  const writtenStatus = new Map<string, { basedOn: string; status: ManagedWorkloadStatus }>();
+  // The status this controller last wrote, the resourceVersion it was decided from and the one the write
+  // made: while the cache still shows the older version, decide from our own write. Status writes are
+  // conditional on the version decided from, so a cache that lags in any other way fails with a conflict
+  // and is retried, never written over a newer status.
+  const writtenStatus = new Map<
+    string,
+    { basedOn: string; written: string; status: ManagedWorkloadStatus }
+  >();
   const withOwnStatus = (key: string, cached: ManagedWorkload): ManagedWorkload => {
     const own = writtenStatus.get(key);
-    if (own && own.basedOn === cached.metadata.resourceVersion) return { ...cached, status: own.status };
+    if (own && own.basedOn === cached.metadata.resourceVersion) {
+      return {
+        ...cached,
+        metadata: { ...cached.metadata, resourceVersion: own.written },
+        status: own.status,
+      };
+    }
     writtenStatus.delete(key);
     return cached;
   };
@@ -145,8 +156,12 @@ export async function startManagedWorkloadController(
     await recordEvents(mw, decision);
     if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
       try {
-        await deps.writes.writeStatus(mw, decision.status);
-        writtenStatus.set(key, { basedOn: cached.metadata.resourceVersion ?? "", status: decision.status });
+        const written = await deps.writes.writeStatus(mw, decision.status);
+        writtenStatus.set(key, {
+          basedOn: cached.metadata.resourceVersion ?? "",
+          written,
+          status: decision.status,
+        });
       } catch (err) {
         // Deleted while we decided: nothing left to report on.
         if (httpCode(err) === 404) return { done: true };

@@ -101,7 +101,7 @@ describe("makeWrites", () => {
         }),
       scale: async (t: TargetState) => void seen.push({ write: "scale", replicas: t.replicas }),
       apply: async () => {},
-      writeStatus: async () => {},
+      writeStatus: async () => "",
     };
     const paused = { ...target, replicas: 0, annotations: { "napwake.dev/paused-from": "3" } };
     await makeWrites([{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }], paused, cluster);

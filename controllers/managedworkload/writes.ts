@@ -21,7 +21,11 @@ export interface ClusterWrites {
   forgetPausedFrom(target: TargetState): Promise<void>;
   scale(target: TargetState, from: number, to: number): Promise<void>;
   apply(object: KubernetesObject): Promise<void>;
-  writeStatus(mw: ManagedWorkload, status: ManagedWorkloadStatus): Promise<void>;
+  /**
+   * Applies `status` only if the ManagedWorkload is still at `mw.metadata.resourceVersion` (a conflict
+   * otherwise), so a status decided from a stale cache never overwrites a newer one. Returns the new version.
+   */
+  writeStatus(mw: ManagedWorkload, status: ManagedWorkloadStatus): Promise<string>;
 }
 
 const scaleConflictRetries = 5;
@@ -122,7 +126,7 @@ export function clusterWrites(clients: {
       await serverSideApply(objects, [object], fieldManager);
     },
     async writeStatus(mw, status) {
-      await custom.patchNamespacedCustomObjectStatus(
+      const written = (await custom.patchNamespacedCustomObjectStatus(
         {
           group: managedWorkloadCrd.group,
           version: managedWorkloadCrd.version,
@@ -132,14 +136,19 @@ export function clusterWrites(clients: {
           body: {
             apiVersion: mw.apiVersion,
             kind: mw.kind,
-            metadata: { name: mw.metadata.name, namespace: mw.metadata.namespace },
+            metadata: {
+              name: mw.metadata.name,
+              namespace: mw.metadata.namespace,
+              resourceVersion: mw.metadata.resourceVersion,
+            },
             status,
           },
           fieldManager,
           force: true,
         },
         setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
-      );
+      )) as ManagedWorkload;
+      return written.metadata.resourceVersion ?? "";
     },
   };
 }

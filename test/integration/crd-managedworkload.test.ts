@@ -11,6 +11,7 @@ import {
   eventually,
 } from "./cluster.ts";
 import { installCrd, refusal, repoRoot } from "./crds.ts";
+import { realWrites } from "./operator-support.ts";
 
 const run = promisify(execFile);
 const crdPath = join(repoRoot, "manifests/crds/managedworkload.yaml");
@@ -53,6 +54,8 @@ describe("the ManagedWorkload CRD", () => {
   };
 
   const target = { kind: "Deployment", name: "web" };
+  const newerActivity = { time: "2026-11-02T10:05:00Z", source: "scale-up" as const };
+  const olderActivity = { time: "2026-11-02T09:00:00Z", source: "cpu" as const };
 
   it("accepts a minimal ManagedWorkload and fills in the defaults", async () => {
     const created = await create({
@@ -248,6 +251,24 @@ describe("the ManagedWorkload CRD", () => {
     expect(await kubectl("get", "napwake", "--namespace", namespace, "--output=name")).toContain(
       "managedworkload.napwake.dev/shown",
     );
+  });
+
+  it("refuses a status decided from an older version, so a lagging cache never overwrites a newer status", async () => {
+    const writes = realWrites(clients);
+    const decidedFrom = await create({ targetRef: target }, "conditional");
+    const newer = await writes.writeStatus(decidedFrom, { phase: "Awake", lastActivity: newerActivity });
+    expect(newer).not.toBe(decidedFrom.metadata.resourceVersion);
+
+    const stale = writes.writeStatus(decidedFrom, { phase: "Awake", lastActivity: olderActivity });
+    await expect(stale).rejects.toMatchObject({ code: 409 });
+    const kept = (await clients.custom.getNamespacedCustomObject({
+      group,
+      version,
+      plural,
+      namespace,
+      name: "conditional",
+    })) as ManagedWorkload;
+    expect(kept.status?.lastActivity).toEqual(newerActivity);
   });
 
   it("explains its fields with kubectl explain", async () => {

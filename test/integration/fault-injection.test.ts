@@ -35,15 +35,16 @@ function dyingWrites(
   const made: string[] = [];
   let limit = Number.POSITIVE_INFINITY;
   const guard =
-    <A extends unknown[]>(
+    <A extends unknown[], R>(
       kind: string,
-      write: (...args: A) => Promise<void>,
+      write: (...args: A) => Promise<R>,
       about: (...args: A) => string,
     ) =>
-    async (...args: A) => {
+    async (...args: A): Promise<R> => {
       if (made.length >= limit) throw new Error(`operator killed after ${limit} writes`);
-      await write(...args);
+      const result = await write(...args);
       if (Number.isFinite(limit) && about(...args) === workload) made.push(kind);
+      return result;
     };
   const target = (t: TargetState) => t.name;
   return {
