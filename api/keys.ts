@@ -52,6 +52,10 @@ export const conditionTypes = {
   gitOpsReplicas: "GitOpsReplicas",
   /** Decisions are made and recorded but nothing is scaled. */
   dryRun: "DryRun",
+  /** On a Rightsizing: the metrics source answered the last run (False: recommendations are kept, not renewed). */
+  metricsSourceHealthy: "MetricsSourceHealthy",
+  /** On a Rightsizing: every container has a recommendation with enough history behind it. */
+  recommendationReady: "RecommendationReady",
 } as const;
 
 export const eventReasons = {
@@ -64,6 +68,22 @@ export const eventReasons = {
   scaledOutside: "ScaledOutsideNapwake",
   dryRunPause: "DryRunPause",
   autoscalerFound: "AutoscalerFound",
+  /** The forecast engine moved between learning, shadow and its active phases. */
+  forecastPhaseChanged: "ForecastPhaseChanged",
+  /** Activity far outside the forecast interval: counted as activity, kept from distorting what is learned. */
+  activityAnomaly: "ActivityAnomaly",
+  /** A saved forecast state that could not be read was discarded; the engine learns again. */
+  forecastStateDiscarded: "ForecastStateDiscarded",
+  /** A new recommendation, or one that changed materially (see rightsizing/change.ts). */
+  recommendationChanged: "RecommendationChanged",
+  /** No recommendation for a workload or container yet (too little history, no series): sent once per reason. */
+  recommendationSkipped: "RecommendationSkipped",
+  /** auto-patch was asked for but the readiness checks failed: audit instead, sent once per reason. */
+  autoPatchBlocked: "AutoPatchBlocked",
+  /** A policy's autoPatchOverride let auto-patch through failed readiness checks. */
+  autoPatchOverridden: "AutoPatchOverridden",
+  /** The metrics source failed a run: recommendations are kept as they were. */
+  metricsSourceFailed: "MetricsSourceFailed",
 } as const;
 
 export type EventReason = (typeof eventReasons)[keyof typeof eventReasons];

@@ -206,6 +206,24 @@ function main(): void {
       `${name.padEnd(10)} saves ${cpu.toFixed(1)}% CPU and ${mem.toFixed(1)}% memory vs current requests\n`,
     );
   }
+  const vpa = sums.get("vpa");
+  const ours = sums.get("napwake");
+  if (vpa && ours) {
+    // The product requirement: no more memory-limit breaches than the VPA-style baseline, at least its savings.
+    const holds =
+      ours.oomKills <= vpa.oomKills &&
+      ours.cpuCoreHours <= vpa.cpuCoreHours &&
+      ours.memoryGiBHours <= vpa.memoryGiBHours;
+    const versus = (label: string, key: keyof Totals) => `${label} ${ours[key]} vs ${vpa[key]}`;
+    const compared = [
+      versus("OOM kills", "oomKills"),
+      versus("CPU min>req", "cpuMinutesAbove"),
+      versus("mem min>req", "memoryMinutesAbove"),
+    ];
+    out.write(
+      `\nnapwake vs vpa: ${compared.join(", ")}; no more kills and at least its savings: ${holds ? "yes" : "NO"}\n`,
+    );
+  }
   const maxSize = Math.max(...checkpointSizes);
   const meanSize = checkpointSizes.reduce((s, x) => s + x, 0) / checkpointSizes.length;
   out.write(

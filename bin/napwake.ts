@@ -8,6 +8,7 @@ import {
   AuthenticationV1Api,
   AuthorizationV1Api,
   CoordinationV1Api,
+  CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
   KubeConfig,
@@ -17,15 +18,22 @@ import { pino } from "pino";
 import { fieldManager } from "../api/keys.ts";
 import { type Caches, startCaches } from "../controllers/caches.ts";
 import { startManagedWorkloadController } from "../controllers/managedworkload/controller.ts";
+import { ForecastBook } from "../controllers/managedworkload/forecasting.ts";
 import { activityMeter } from "../controllers/managedworkload/measure.ts";
 import { clusterWrites } from "../controllers/managedworkload/writes.ts";
 import { startOptInController } from "../controllers/optin/controller.ts";
+import { startRightsizingController } from "../controllers/rightsizing/controller.ts";
+import { rightsizingMetrics } from "../controllers/rightsizing/metrics.ts";
+import { rightsizingWrites } from "../controllers/rightsizing/writes.ts";
 import { systemClock } from "../kube/clock.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { LeaderElector } from "../kube/leader-election.ts";
 import { countPhases, createMetrics } from "../kube/metrics.ts";
 import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../kube/metrics-auth.ts";
 import { createMetricsServer, type MetricsServer } from "../kube/metrics-server.ts";
+import { defaultConfig } from "../rightsizing/index.ts";
+import { prometheusClient } from "../rightsizing/prometheus-client.ts";
+import { defaultUsageSourceConfig } from "../rightsizing/usage-source.ts";
 import type { KubeObject } from "../webhook/admission.ts";
 import { cachedOwnerLookup } from "../webhook/owners.ts";
 import { ConfigError, type OperatorConfig, parseOperatorConfig } from "./operator-config.ts";
@@ -53,7 +61,23 @@ const usage = `usage: napwake operator [flags]
   --cert-source self|cert-manager self: a CA in the Secret napwake-webhook-ca and caBundle injection (default);
                                   cert-manager: tls.crt/tls.key from --cert-dir, reloaded when they change
   --cert-dir DIR                  default /etc/napwake/tls
+  --no-rightsizing                no rightsizing recommendations (they run whenever --prometheus-url is set)
+  --rightsizing-interval DUR      how often new usage is read and recommendations renewed (default 1h)
+  --rightsizing-cpu-mode MODE     cluster default for CPU: off, audit or auto-patch (policies and annotations win)
+  --rightsizing-memory-mode MODE  cluster default for memory
+  --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters)
 `;
+
+/** Whether the API server offers in-place pod resize (the pods/resize subresource, Kubernetes 1.33+). */
+async function inPlaceResizeAvailable(kc: KubeConfig, log: { warn(o: object, m: string): void }) {
+  try {
+    const resources = await kc.makeApiClient(CoreV1Api).getAPIResources();
+    return resources.resources.some((r) => r.name === "pods/resize");
+  } catch (err) {
+    log.warn({ err: String(err) }, "could not tell whether in-place pod resize is available; assuming not");
+    return false;
+  }
+}
 
 async function runOperator(config: OperatorConfig): Promise<void> {
   const log = pino({ level: config.logLevel, base: { pod: config.podName } });
@@ -85,7 +109,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       log,
     });
   }
-  const caches = await startCaches(kc);
+  const caches = await startCaches(kc, { rightsizing: config.rightsizing.enabled });
   synced = caches;
   const metrics = createMetrics({
     workloadsByPhase: () => countPhases(caches.managedWorkloads.cache.list()),
@@ -144,10 +168,37 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       maxConcurrentReconciles: config.maxConcurrentReconciles,
       metrics: metrics.queueMetrics("managedworkload"),
       lifecycle: metrics,
+      forecasts: new ForecastBook(),
       log,
     });
+    const rightsizing = config.rightsizing.enabled
+      ? startRightsizingController({
+          caches,
+          prometheus: prometheusClient({ url: config.prometheusUrl ?? "" }),
+          writes: rightsizingWrites(kc.makeApiClient(CustomObjectsApi), fieldManager),
+          events,
+          clock: systemClock,
+          settings: {
+            operatorNamespace: config.namespace,
+            intervalMs: config.rightsizing.intervalMs,
+            clusterDefault: config.rightsizing.clusterDefault,
+            inPlaceResize: await inPlaceResizeAvailable(kc, log),
+            recommender: defaultConfig,
+            usage: {
+              ...defaultUsageSourceConfig,
+              promql: {
+                ...defaultUsageSourceConfig.promql,
+                ...(config.rightsizing.cluster ? { cluster: config.rightsizing.cluster } : {}),
+              },
+            },
+          },
+          queueMetrics: metrics.queueMetrics("rightsizing"),
+          metrics: rightsizingMetrics(metrics.registry),
+          log,
+        })
+      : undefined;
     await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-    await Promise.all([managed.stop(), optIn.stop()]);
+    await Promise.all([managed.stop(), optIn.stop(), rightsizing?.stop()]);
     log.info({}, "stopped leading: controllers stopped");
   };
 

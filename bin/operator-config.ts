@@ -1,6 +1,12 @@
 import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { parseDuration } from "../api/managedworkload.ts";
+import {
+  isRightsizingMode,
+  type RightsizingMode,
+  type RightsizingResource,
+  rightsizingModes,
+} from "../api/rightsizingpolicy.ts";
 
 /** Everything the operator is told at start, parsed once here and passed down. */
 export interface OperatorConfig {
@@ -19,6 +25,18 @@ export interface OperatorConfig {
   dryRun: boolean;
   logLevel: string;
   webhooks: WebhookConfig;
+  rightsizing: RightsizingConfig;
+}
+
+/** Rightsizing recommendations: on when a Prometheus URL is given, unless turned off. */
+export interface RightsizingConfig {
+  enabled: boolean;
+  /** How often new usage is read and recommendations renewed. */
+  intervalMs: number;
+  /** The cluster default mode per resource (below policies and annotations, above the global `audit`). */
+  clusterDefault: Partial<Record<RightsizingResource, RightsizingMode>>;
+  /** The label that tells clusters apart when one Prometheus serves several, and this cluster's value. */
+  cluster?: { label: string; value: string };
 }
 
 export type CertSource = "self" | "cert-manager";
@@ -71,6 +89,11 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "webhook-configuration": { type: "string", default: "napwake" },
         "cert-source": { type: "string", default: "self" },
         "cert-dir": { type: "string", default: "/etc/napwake/tls" },
+        "no-rightsizing": { type: "boolean", default: false },
+        "rightsizing-interval": { type: "string", default: "1h" },
+        "rightsizing-cpu-mode": { type: "string" },
+        "rightsizing-memory-mode": { type: "string" },
+        "prometheus-cluster-label": { type: "string" },
       },
     }));
   } catch (err) {
@@ -122,6 +145,31 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       "--metrics-port serves HTTPS with the certificate the webhooks keep: with --webhook-port=0 set --metrics-port=0 too",
     );
   }
+  const mode = (resource: RightsizingResource) => {
+    const value = str(`rightsizing-${resource}-mode`);
+    if (value === undefined) return {};
+    if (!isRightsizingMode(value)) {
+      throw new ConfigError(
+        `--rightsizing-${resource}-mode must be one of ${rightsizingModes.join(", ")}, got "${value}"`,
+      );
+    }
+    return { [resource]: value };
+  };
+  const clusterLabel = str("prometheus-cluster-label");
+  let cluster: RightsizingConfig["cluster"];
+  if (clusterLabel !== undefined) {
+    const match = /^([a-zA-Z_][a-zA-Z0-9_]*)=(.+)$/.exec(clusterLabel);
+    if (!match?.[1] || !match[2]) {
+      throw new ConfigError(
+        `--prometheus-cluster-label must be LABEL=VALUE, such as cluster=prod-eu, got "${clusterLabel}"`,
+      );
+    }
+    cluster = { label: match[1], value: match[2] };
+  }
+  const rightsizingIntervalMs = duration("rightsizing-interval");
+  if (rightsizingIntervalMs < 60_000) {
+    throw new ConfigError(`--rightsizing-interval must be at least 1m, got "${str("rightsizing-interval")}"`);
+  }
   return {
     namespace: str("namespace") ?? "napwake-system",
     podName: str("pod-name") ?? "napwake-operator",
@@ -147,6 +195,12 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       ),
       certSource,
       certDir,
+    },
+    rightsizing: {
+      enabled: url !== undefined && values["no-rightsizing"] !== true,
+      intervalMs: rightsizingIntervalMs,
+      clusterDefault: { ...mode("cpu"), ...mode("memory") },
+      ...(cluster ? { cluster } : {}),
     },
   };
 }

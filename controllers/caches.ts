@@ -16,7 +16,10 @@ import {
   type V1StatefulSet,
   type V2HorizontalPodAutoscaler,
 } from "@kubernetes/client-node";
+import { apiVersion, group, version } from "../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd } from "../api/managedworkload.ts";
+import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
+import { type RightsizingPolicy, rightsizingPolicyPlural } from "../api/rightsizingpolicy.ts";
 import { type KeptInformer, keepInformer } from "../kube/informer.ts";
 import { scaledObjectApiVersion } from "./managedworkload/autoscalers.ts";
 
@@ -36,10 +39,13 @@ export interface Caches {
   hpas: WatchedCache<V2HorizontalPodAutoscaler>;
   /** Undefined when KEDA is not installed. */
   scaledObjects: WatchedCache<KubernetesObject> | undefined;
+  /** Undefined unless started with `rightsizing: true`. */
+  rightsizingPolicies: WatchedCache<RightsizingPolicy & KubernetesObject> | undefined;
+  rightsizings: WatchedCache<Rightsizing & KubernetesObject> | undefined;
   stop(): Promise<void>;
 }
 
-export async function startCaches(kc: KubeConfig): Promise<Caches> {
+export async function startCaches(kc: KubeConfig, opts: { rightsizing?: boolean } = {}): Promise<Caches> {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -90,6 +96,18 @@ export async function startCaches(kc: KubeConfig): Promise<Caches> {
       )
       // KEDA is not installed: no ScaledObjects to hold.
       .catch(() => undefined),
+    rightsizingPolicies: opts.rightsizing
+      ? await watch<RightsizingPolicy & KubernetesObject>(
+          `/apis/${apiVersion}/${rightsizingPolicyPlural}`,
+          crdList(group, version, rightsizingPolicyPlural),
+        )
+      : undefined,
+    rightsizings: opts.rightsizing
+      ? await watch<Rightsizing & KubernetesObject>(
+          `/apis/${apiVersion}/${rightsizingCrd.plural}`,
+          crdList(group, version, rightsizingCrd.plural),
+        )
+      : undefined,
   };
   return {
     ...caches,

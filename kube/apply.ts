@@ -1,8 +1,10 @@
 import {
+  type CustomObjectsApi,
   type KubernetesObject,
   type KubernetesObjectApi,
   loadYaml,
   PatchStrategy,
+  setHeaderOptions,
 } from "@kubernetes/client-node";
 
 /**
@@ -42,4 +44,47 @@ export async function serverSideApply<T extends KubernetesObject>(
  */
 export function toClientModel<T extends KubernetesObject>(object: T): T {
   return loadYaml<T>(JSON.stringify(object));
+}
+
+/** Request options that make a typed client's patch call a server-side apply. */
+export const serverSideApplyOptions = setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
+
+export type CustomResourceApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
+
+/**
+ * Server-side applies the status of a namespaced custom resource, only if the object is still at the
+ * resourceVersion it was decided from (a 409 Conflict otherwise, to retry from a fresher read): a status
+ * decided from a lagging cache never overwrites a newer one. Returns the new resourceVersion.
+ */
+export async function applyStatusIfUnchanged(
+  api: CustomResourceApi,
+  crd: { group: string; version: string; plural: string },
+  object: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace: string; resourceVersion?: string };
+  },
+  status: unknown,
+  fieldManager: string,
+): Promise<string> {
+  const { name, namespace, resourceVersion } = object.metadata;
+  const written = (await api.patchNamespacedCustomObjectStatus(
+    {
+      group: crd.group,
+      version: crd.version,
+      namespace,
+      plural: crd.plural,
+      name,
+      body: {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        metadata: { name, namespace, resourceVersion },
+        status,
+      },
+      fieldManager,
+      force: true,
+    },
+    serverSideApplyOptions,
+  )) as KubernetesObject;
+  return written.metadata?.resourceVersion ?? "";
 }

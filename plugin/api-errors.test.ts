@@ -41,6 +41,12 @@ describe("describeApiError", () => {
       listMw,
       "the API server does not know managedworkloads.napwake.dev: is Napwake installed (its ManagedWorkload CRD)?",
     ],
+    [
+      "no Rightsizing CRD",
+      { code: 404, message: "HTTP-Code: 404" },
+      { verb: "list", resource: "rightsizings.napwake.dev", namespace: "shop" },
+      "the API server does not know rightsizings.napwake.dev: is Napwake installed (its Rightsizing CRD)?",
+    ],
     ["not found", { code: 404, message: "x" }, getDeploy, "deployments.apps web not found in namespace shop"],
     [
       "another status, with the server's message",

@@ -17,6 +17,12 @@ export interface FailedRequest {
   cause?: { code?: string };
 }
 
+/** Napwake's own resources: a 404 on one of them means its CRD is missing, not an object. */
+const napwakeCrds: Record<string, string> = {
+  "managedworkloads.napwake.dev": "ManagedWorkload",
+  "rightsizings.napwake.dev": "Rightsizing",
+};
+
 export function describeApiError(err: FailedRequest, attempt: Attempt, server: string): string {
   const where = attempt.namespace === null ? "across all namespaces" : `in namespace ${attempt.namespace}`;
   const what = attempt.name ? `${attempt.resource} ${attempt.name}` : attempt.resource;
@@ -28,10 +34,12 @@ export function describeApiError(err: FailedRequest, attempt: Attempt, server: s
       const check = `kubectl auth can-i ${attempt.verb} ${attempt.resource}${attempt.namespace === null ? " -A" : ` -n ${attempt.namespace}`}`;
       return `no permission to ${attempt.verb} ${what} ${where}${reason ? ` (${reason})` : ""}: ask for RBAC that allows it (check with: ${check})`;
     }
-    case 404:
-      return attempt.resource.startsWith("managedworkloads.")
-        ? `the API server does not know ${attempt.resource}: is Napwake installed (its ManagedWorkload CRD)?`
+    case 404: {
+      const crd = napwakeCrds[attempt.resource];
+      return crd
+        ? `the API server does not know ${attempt.resource}: is Napwake installed (its ${crd} CRD)?`
         : `${what} not found ${where}`;
+    }
     case undefined:
       return `cannot reach the API server at ${server}: ${networkReason(err)}`;
     default:

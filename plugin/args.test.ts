@@ -14,6 +14,14 @@ describe("parseCommand", () => {
     [["status"], { kind: "status", allNamespaces: false, output: "table" }],
     [["status", "-A", "-o", "json"], { kind: "status", allNamespaces: true, output: "json" }],
     [["status", "-n", "shop"], { kind: "status", namespace: "shop" }],
+    [["recommendations"], { kind: "recommendations", allNamespaces: false }],
+    [
+      ["recommendations", "-n", "shop", "statefulset/db"],
+      { kind: "recommendations", allNamespaces: false, namespace: "shop", workload: "statefulset/db" },
+    ],
+    [["recommendations", "-A"], { kind: "recommendations", allNamespaces: true }],
+    [["recommendations", "web", "-A"], { kind: "recommendations", allNamespaces: true, workload: "web" }],
+    [["recommendations", "--context", "dev"], { kind: "recommendations", context: "dev" }],
   ])("reads %j", (argv, expected) => {
     expect(parseCommand(argv)).toMatchObject(expected);
   });
@@ -26,6 +34,8 @@ describe("parseCommand", () => {
     [["pause", "--help"], commandHelp.pause],
     [["resume", "-h"], commandHelp.resume],
     [["status", "--help"], commandHelp.status],
+    [["recommendations", "-h"], commandHelp.recommendations],
+    [["help", "recommendations"], commandHelp.recommendations],
   ])("shows help for %j", (argv, text) => {
     expect(parseCommand(argv)).toEqual({ kind: "help", text });
   });
@@ -42,9 +52,18 @@ describe("parseCommand", () => {
     [["status", "-A", "-n", "shop"], "use either -n <namespace> or -A, not both"],
     [["status", "-o", "yaml"], 'unknown output format "yaml"'],
     [["status", "web"], "status takes no arguments, got web"],
+    [["recommendations", "-A", "-n", "shop"], "use either -n <namespace> or -A, not both"],
+    [["recommendations", "web", "api"], "recommendations takes at most one workload, got web api"],
+    [["recommendations", "-o", "wide"], "Unknown option '-o'"],
   ])("refuses %j: %s", (argv, message) => {
     const command = parseCommand(argv);
     expect(command.kind).toBe("usage-error");
     expect(command.kind === "usage-error" && command.message).toContain(message);
+  });
+});
+
+describe("usage", () => {
+  it.each(["pause", "resume", "status", "recommendations"])("lists the %s command", (command) => {
+    expect(usage).toContain(`kubectl napwake ${command} `);
   });
 });

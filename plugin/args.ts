@@ -18,17 +18,21 @@ export type Command =
   | { kind: "help"; text: string }
   | { kind: "usage-error"; message: string; text: string }
   | ({ kind: "request"; action: Action; workload: string; namespace?: string } & Connection)
-  | ({ kind: "status"; namespace?: string; allNamespaces: boolean; output: "table" | "json" } & Connection);
+  | ({ kind: "status"; namespace?: string; allNamespaces: boolean; output: "table" | "json" } & Connection)
+  | ({ kind: "recommendations"; namespace?: string; allNamespaces: boolean; workload?: string } & Connection);
 
-export const usage = `kubectl napwake: pause and wake workloads managed by Napwake.
+export const usage = `kubectl napwake: pause and wake workloads managed by Napwake, and see its rightsizing.
 
 Usage:
   kubectl napwake pause <workload> [-n namespace]    pause at the next reconcile
   kubectl napwake resume <workload> [-n namespace]   resume at the next reconcile
   kubectl napwake status [-n namespace | -A] [-o json]
                                                      the managed workloads, their phase and held replicas
+  kubectl napwake recommendations [-n namespace | -A] [<workload>]
+                                                     CPU and memory recommendations per container
 
-<workload> is deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name.
+<workload> is deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name; for
+recommendations, <name> is a workload of either kind or a Rightsizing's name.
 
 Flags for every command:
   -n, --namespace <ns>   namespace (default: the kubeconfig context's, else "default")
@@ -65,10 +69,35 @@ Flags:
   -o, --output json      the rows as JSON instead of a table
 `;
 
+const recommendationsHelp = `kubectl napwake recommendations [-n namespace | -A] [<workload>]
+
+Shows Napwake's CPU and memory recommendations, one row per container of each workload that has a
+Rightsizing (a workload a RightsizingPolicy or the cluster default covers, once the recommender has run):
+
+  CURRENT       what the pod template asks for: CPU request/memory request/memory limit ("-": not set)
+  RECOMMENDED   the recommended values, in the same order ("-": none yet)
+  CHANGE        the relative change of each value ("new": nothing set now)
+  MODE          the CPU mode/the memory mode (off, audit, auto-patch); "*": auto-patch was asked for but
+                degraded to audit, WHY says which readiness checks failed
+  WHY           too little history, auto-patch blocked, or the recommender's first reason codes
+
+<workload>: deployment/<name>, statefulset/<name>, <name> (a workload of either kind) or a Rightsizing's
+name (<name>.<kind>). Every field, bounds and confidence included: kubectl get rightsizing <name> -o yaml.
+
+Flags:
+  -A, --all-namespaces   every namespace
+
+Examples:
+  kubectl napwake recommendations -n shop
+  kubectl napwake recommendations statefulset/db -n shop
+  kubectl napwake recommendations -A
+`;
+
 export const commandHelp: Record<string, string> = {
   pause: requestHelp("pause"),
   resume: requestHelp("resume"),
   status: statusHelp,
+  recommendations: recommendationsHelp,
 };
 
 const connectionOptions = {
@@ -78,9 +107,13 @@ const connectionOptions = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-const statusOptions = {
+const listOptions = {
   ...connectionOptions,
   "all-namespaces": { type: "boolean", short: "A" },
+} as const;
+
+const statusOptions = {
+  ...listOptions,
   output: { type: "string", short: "o" },
 } as const;
 
@@ -100,6 +133,7 @@ export function parseCommand(argv: readonly string[]): Command {
   }
   if (name === "pause" || name === "resume") return parseRequest(name, rest);
   if (name === "status") return parseStatus(rest);
+  if (name === "recommendations") return parseRecommendations(rest);
   return usageError(
     name.startsWith("-") ? `a command comes first, before ${name}` : `unknown command "${name}"`,
   );
@@ -165,6 +199,45 @@ function parseStatus(argv: string[]): Command {
     allNamespaces,
     output,
     ...defined({ namespace: values.namespace, kubeconfig: values.kubeconfig, context: values.context }),
+  };
+}
+
+function parseRecommendations(argv: string[]): Command {
+  const help = commandHelp.recommendations ?? usage;
+  let values: {
+    namespace?: string;
+    kubeconfig?: string;
+    context?: string;
+    help?: boolean;
+    "all-namespaces"?: boolean;
+  };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: listOptions,
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    return usageError(flagError(err), help);
+  }
+  if (values.help) return { kind: "help", text: help };
+  const [workload, ...extra] = positionals;
+  if (extra.length)
+    return usageError(`recommendations takes at most one workload, got ${positionals.join(" ")}`, help);
+  const allNamespaces = values["all-namespaces"] ?? false;
+  if (allNamespaces && values.namespace !== undefined)
+    return usageError("use either -n <namespace> or -A, not both", help);
+  return {
+    kind: "recommendations",
+    allNamespaces,
+    ...defined({
+      namespace: values.namespace,
+      workload,
+      kubeconfig: values.kubeconfig,
+      context: values.context,
+    }),
   };
 }
 

@@ -13,8 +13,14 @@ import {
 } from "@kubernetes/client-node";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
 import { managedWorkloadCrd } from "../api/managedworkload.ts";
+import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
 import { type Attempt, describeApiError, type FailedRequest } from "./api-errors.ts";
 import { type Command, type Connection, exitCodes, parseCommand } from "./args.ts";
+import {
+  formatRecommendationsTable,
+  noRecommendationsMessage,
+  recommendationRows,
+} from "./recommendations.ts";
 import {
   notFoundMessage,
   notManagedMessage,
@@ -29,6 +35,7 @@ import { parseWorkloadRef, resolveWorkload } from "./workload-ref.ts";
 class PluginError extends Error {}
 
 const mwResource = `${managedWorkloadCrd.plural}.${managedWorkloadCrd.group}`;
+const rszResource = `${rightsizingCrd.plural}.${rightsizingCrd.group}`;
 const targetResource: Record<TargetKind, string> = {
   Deployment: "deployments.apps",
   StatefulSet: "statefulsets.apps",
@@ -183,6 +190,37 @@ async function status(
   return formatStatusTable(rows, { allNamespaces: command.allNamespaces });
 }
 
+const rszRef = {
+  group: rightsizingCrd.group,
+  version: rightsizingCrd.version,
+  plural: rightsizingCrd.plural,
+};
+
+async function listRightsizings(cluster: Cluster, namespace: string | null): Promise<Rightsizing[]> {
+  const list = await call(cluster, { verb: "list", resource: rszResource, namespace }, () =>
+    namespace === null
+      ? cluster.custom.listClusterCustomObject(rszRef)
+      : cluster.custom.listNamespacedCustomObject({ ...rszRef, namespace }),
+  );
+  return (list as { items: Rightsizing[] }).items;
+}
+
+async function recommendations(
+  command: Extract<Command, { kind: "recommendations" }>,
+  warn: (text: string) => void,
+): Promise<string> {
+  const ref = command.workload === undefined ? null : parseWorkloadRef(command.workload);
+  if (ref && "error" in ref) throw new PluginError(ref.error);
+  const cluster = connect(command);
+  const namespace = command.allNamespaces ? null : (command.namespace ?? cluster.namespace);
+  const rows = recommendationRows(await listRightsizings(cluster, namespace), ref);
+  if (!rows.length) {
+    warn(noRecommendationsMessage(namespace, ref));
+    return "";
+  }
+  return formatRecommendationsTable(rows, { allNamespaces: command.allNamespaces });
+}
+
 async function main(argv: string[]): Promise<number> {
   const out = (text: string) => process.stdout.write(text);
   const err = (text: string) => process.stderr.write(text);
@@ -200,6 +238,9 @@ async function main(argv: string[]): Promise<number> {
         return exitCodes.ok;
       case "status":
         out(await status(command, Date.now, err));
+        return exitCodes.ok;
+      case "recommendations":
+        out(await recommendations(command, err));
         return exitCodes.ok;
     }
   } catch (e) {

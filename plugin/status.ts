@@ -154,7 +154,7 @@ export function formatStatusTable(rows: readonly StatusRow[], opts: { allNamespa
 }
 
 /** Columns padded to their widest cell and three spaces apart, like kubectl get. */
-function alignColumns(table: string[][]): string {
+export function alignColumns(table: string[][]): string {
   const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? "").length))) ?? [];
   return table
     .map((r) =>

@@ -1,5 +1,9 @@
 // Every tunable of the recommender in one place. Defaults follow VPA's published recommender flags
 // where VPA has an equivalent (noted per field); the rest are Napwake's own and explained here.
+// Two deliberate differences in how VPA's values are used: CPU percentiles are interpolated inside their
+// histogram bucket (VPA rounds up to the bucket end, up to 5% stacked on the safety margin; memory keeps
+// VPA's rounding up), and the memory limit, which VPA does not compute, puts limitMarginFraction on top of
+// an OOM bump as on any other need (see limitMarginFraction).
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -23,13 +27,16 @@ export type RecommenderConfig = {
   /** A memory window peak loses half its weight after this much *active* time. VPA: 24 h (wall-clock). */
   readonly memoryHalfLifeMs: number;
 
-  /** CPU request target percentile of the decayed usage histogram. VPA: 0.9. */
+  /**
+   * CPU request target percentile of the decayed usage histogram, interpolated inside its bucket. VPA: 0.9
+   * (at the bucket end).
+   */
   readonly cpuTargetPercentile: number;
-  /** CPU lower-bound percentile. VPA: 0.5. */
+  /** CPU lower-bound percentile (interpolated, as the target). VPA: 0.5. */
   readonly cpuLowerPercentile: number;
-  /** CPU upper-bound percentile. VPA: 0.95. */
+  /** CPU upper-bound percentile (interpolated, as the target). VPA: 0.95. */
   readonly cpuUpperPercentile: number;
-  /** Memory request target percentile of the decayed window-peak histogram. VPA: 0.9. */
+  /** Memory request target percentile of the decayed window-peak histogram, at the bucket end. VPA: 0.9. */
   readonly memoryTargetPercentile: number;
   /** Memory lower-bound percentile of window peaks. VPA: 0.5. */
   readonly memoryLowerPercentile: number;
@@ -56,7 +63,11 @@ export type RecommenderConfig = {
   readonly spikeRecurrenceCount: number;
   /** The memory limit covers the highest raw sample of this many windows (the current one included). VPA keeps 8. */
   readonly limitPeakWindows: number;
-  /** Fraction added to the highest raw sample for the memory limit. */
+  /**
+   * Fraction added to the highest memory need for the limit: the highest raw sample (plus projected
+   * growth) or the OOM bump, whichever is larger. A kill caps the reading at the old limit, so the bump is
+   * only the least the container needs; without the margin a demand a little above it is killed again.
+   */
   readonly limitMarginFraction: number;
   /** The memory limit is never below the memory request times this ratio. */
   readonly limitToRequestRatio: number;
@@ -70,7 +81,12 @@ export type RecommenderConfig = {
   /** How far ahead a growth trend is projected: the time until the next recommendation is applied. */
   readonly trendHorizonMs: number;
 
-  /** After an OOM kill, memory grows by at least this many bytes. VPA: 100 MiB (oom-min-bump-up-bytes). */
+  /**
+   * After an OOM kill, memory grows by at least this many bytes. VPA: 100 MiB (oom-min-bump-up-bytes). The
+   * request gets the bump plus safetyMarginFraction while the kill's window counts, as in VPA; the limit
+   * gets the bump plus limitMarginFraction while the kill is among the last limitPeakWindows windows or
+   * its floor is retained.
+   */
   readonly oomMinBumpBytes: number;
   /** After an OOM kill, memory grows by at least this ratio. VPA: 1.2 (oom-bump-up-ratio). */
   readonly oomBumpRatio: number;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { addSample, bucketCount, bucketIndex, bucketStart, emptyHistogram, percentile } from "./histogram.ts";
+import {
+  addSample,
+  bucketCount,
+  bucketIndex,
+  bucketStart,
+  emptyHistogram,
+  interpolatedPercentile,
+  percentile,
+} from "./histogram.ts";
 
 const scheme = { firstBucketSize: 0.01, ratio: 1.05, maxValue: 1000 };
 const DAY_MS = 86_400_000;
@@ -46,5 +54,46 @@ describe("decaying histogram", () => {
 
   it("is 0 when empty", () => {
     expect(percentile(emptyHistogram(scheme), scheme, 0.9)).toBe(0);
+  });
+});
+
+describe("interpolated percentile", () => {
+  const lone = emptyHistogram(scheme);
+  addSample(lone, scheme, 0.5, 1, 0, DAY_MS);
+  const start = bucketStart(scheme, bucketIndex(scheme, 0.5));
+  const end = bucketStart(scheme, bucketIndex(scheme, 0.5) + 1);
+
+  it.each([
+    { fraction: 0, expected: start },
+    { fraction: 0.25, expected: start + 0.25 * (end - start) },
+    { fraction: 0.9, expected: start + 0.9 * (end - start) },
+    { fraction: 1, expected: end },
+  ])(
+    "puts fraction $fraction of a lone bucket's weight that far into the bucket",
+    ({ fraction, expected }) => {
+      expect(interpolatedPercentile(lone, scheme, fraction)).toBeCloseTo(expected, 12);
+    },
+  );
+
+  // Evenly spread over [0, 0.951]: the true p90 (0.856) sits near the start of its bucket, whose end is
+  // 5.5% higher; the true p50 (0.4755) near the end of its own.
+  const spread = emptyHistogram(scheme);
+  for (let i = 0; i < 10_000; i++) addSample(spread, scheme, (0.951 * (i + 0.5)) / 10_000, 1, 0, DAY_MS);
+
+  it.each([
+    { fraction: 0.5, truth: 0.4755 },
+    { fraction: 0.9, truth: 0.8559 },
+    { fraction: 0.95, truth: 0.90345 },
+  ])(
+    "estimates p$fraction of evenly spread values within 0.5%, never past the bucket end",
+    ({ fraction, truth }) => {
+      const estimate = interpolatedPercentile(spread, scheme, fraction);
+      expect(Math.abs(estimate / truth - 1)).toBeLessThan(0.005);
+      expect(estimate).toBeLessThanOrEqual(percentile(spread, scheme, fraction));
+    },
+  );
+
+  it("is 0 when empty", () => {
+    expect(interpolatedPercentile(emptyHistogram(scheme), scheme, 0.9)).toBe(0);
   });
 });

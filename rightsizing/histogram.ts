@@ -84,6 +84,28 @@ export function percentile(h: DecayingHistogram, scheme: BucketScheme, fraction:
   return index < last ? bucketStart(scheme, index + 1) : bucketStart(scheme, index);
 }
 
+/**
+ * The value below which the given fraction of the weight lies, interpolated linearly inside the bucket
+ * that holds it (weight assumed spread evenly across the bucket); 0 when empty. Unlike `percentile` it does
+ * not round up by up to a bucket width (5%), so it is an estimate, not an upper bound.
+ */
+export function interpolatedPercentile(h: DecayingHistogram, scheme: BucketScheme, fraction: number): number {
+  if (!(h.total > 0)) return 0;
+  const threshold = fraction * h.total;
+  const last = h.weights.length - 1;
+  let below = 0;
+  for (let index = 0; index < last; index++) {
+    const weight = h.weights[index] ?? 0;
+    if (weight > 0 && below + weight >= threshold) {
+      const start = bucketStart(scheme, index);
+      const share = Math.max(0, threshold - below) / weight;
+      return start + share * (bucketStart(scheme, index + 1) - start);
+    }
+    below += weight;
+  }
+  return bucketStart(scheme, last);
+}
+
 export function isEmpty(h: DecayingHistogram): boolean {
   return !(h.total > 0);
 }

@@ -62,6 +62,33 @@ describe("recommendations per usage pattern", () => {
   });
 });
 
+describe("CPU percentile", () => {
+  // CPU evenly spread over [0, top] in a scrambled order. The histogram's bucket end would round the p90
+  // up by about 4-5% in these cases, on top of the margin.
+  const spreadUpTo =
+    (top: number): Shape =>
+    (m) => ({ cpu: (top * (((m.index * 37) % 100) + 0.5)) / 100, memMiB: 500 });
+  const measure = (top: number) => {
+    const samples = samplesOf(2 * DAY_MS, spreadUpTo(top), 1, 0);
+    const usage = samples.flatMap((s) => (s.present ? [s.cpuCores] : [])).sort((a, b) => a - b);
+    const truth = (fraction: number) => (usage[Math.ceil(fraction * usage.length) - 1] ?? 0) * 1.15;
+    return { rec: recommendFor(historyOf(samples)), truth };
+  };
+
+  it.each([
+    { top: 0.5, bound: "target", fraction: 0.9, within: 0.01 },
+    { top: 0.951, bound: "target", fraction: 0.9, within: 0.01 },
+    { top: 2, bound: "target", fraction: 0.9, within: 0.01 },
+    { top: 0.951, bound: "lower", fraction: 0.5, within: 0.02 },
+  ] as const)(
+    "puts the CPU $bound at the p$fraction of usage up to $top cores plus 15%, not at its bucket end",
+    ({ top, bound, fraction, within }) => {
+      const { rec, truth } = measure(top);
+      expect(Math.abs(rec.cpuRequestCores[bound] / truth(fraction) - 1)).toBeLessThan(within);
+    },
+  );
+});
+
 describe("short spikes and sustained levels", () => {
   const withMemory =
     (memMiB: (m: { index: number; day: number }) => number): Shape =>
@@ -106,6 +133,16 @@ describe("OOM kills", () => {
       Math.max(killedAt + 100 * MIB, killedAt * 1.2),
     );
     expect(rec.reasons).toContain(reason);
+  });
+
+  // The kill capped the reading at the limit, so the bump is a need like a raw peak and gets the limit's
+  // margin: a demand a little above the bump is not killed again (and the retained floor not ratcheted up).
+  it.each([
+    { name: "right after the kill", days: 3 },
+    { name: "two weeks of low usage later", days: 17 },
+  ])("keeps the memory limit at the OOM bump plus the 15% limit margin ($name)", ({ days }) => {
+    const rec = recommendFor(historyOf(samplesOf(days * DAY_MS, shapes.steady), [oom]));
+    expect(rec.memoryLimitBytes.target).toBeGreaterThanOrEqual(killedAt * 1.2 * 1.15);
   });
 
   it("bumps memory by max(used + 100 MiB, used x 1.2) in the window of the kill", () => {

@@ -3,7 +3,7 @@
 import type { RecommenderConfig } from "./config.ts";
 import { defaultConfig } from "./config.ts";
 import type { DecayingHistogram } from "./histogram.ts";
-import { addSample, cloneHistogram, isEmpty, percentile } from "./histogram.ts";
+import { addSample, cloneHistogram, interpolatedPercentile, isEmpty, percentile } from "./histogram.ts";
 import { requestPeak } from "./memory-windows.ts";
 import { activeOomFloor, oomBump } from "./oom.ts";
 import type { MemoryWindow, RecommenderState } from "./state.ts";
@@ -59,7 +59,9 @@ function recommendCpu(
 ): Bounded {
   const scheme = cpuScheme(config);
   const margin = 1 + config.safetyMarginFraction;
-  const usage = (p: number) => percentile(state.cpu, scheme, p) * margin;
+  // CPU is compressible and has many samples: the percentile is estimated inside its bucket rather than
+  // rounded up to the bucket end, which would stack up to 5% more on top of the margin.
+  const usage = (p: number) => interpolatedPercentile(state.cpu, scheme, p) * margin;
   if (!isEmpty(state.cpu)) reasons.add(Reason.cpuPercentile);
   const target = usage(config.cpuTargetPercentile);
   if (target < config.minCpuCores) reasons.add(Reason.cpuMinimum);
@@ -115,7 +117,10 @@ function limitWindows(state: RecommenderState, config: RecommenderConfig): Memor
 }
 
 // The limit is what prevents OOM kills, so it covers every raw sample of the last limitPeakWindows
-// windows (Autopilot's moving-window max) even when a short spike was kept out of the request.
+// windows (Autopilot's moving-window max) even when a short spike was kept out of the request. An OOM
+// bump is a need like a raw peak (the reading was capped at the old limit, the real demand is unknown),
+// so the limit margin goes on top of it too: without it a demand a little above the bump is killed
+// again, and each kill ratchets the retained OOM floor, and with it the request, up for good.
 function recommendLimit(
   state: RecommenderState,
   config: RecommenderConfig,
@@ -129,13 +134,14 @@ function recommendLimit(
   const floor = activeOomFloor(state, config);
   const oomNeed = Math.max(0, ...windows.map((w) => w.oomPeak), floor > 0 ? oomBump(floor, config) : 0);
   const fromRequest = requestTarget * config.limitToRequestRatio;
-  const fromPeak = (rawMax + growthBytes) * (1 + config.limitMarginFraction);
+  const withMargin = 1 + config.limitMarginFraction;
+  const fromPeak = (rawMax + growthBytes) * withMargin;
 
   if (windows.some((w) => w.oomPeak > 0)) reasons.add(Reason.memoryOomBump);
   if (fromPeak > fromRequest) reasons.add(Reason.limitCoversRawPeak);
   if (spikeWasDiscounted(state, config, requestTarget)) reasons.add(Reason.memoryShortSpikeDiscounted);
 
-  const target = Math.max(fromRequest, fromPeak, oomNeed);
+  const target = Math.max(fromRequest, fromPeak, oomNeed * withMargin);
   return ordered({ lower: Math.max(requestTarget, rawMax, floor), target, upper: target * widening });
 }
 

@@ -236,7 +236,7 @@ async function inPool<T>(items: readonly T[], size: number, work: (item: T) => P
   await Promise.all(Array.from({ length: Math.max(1, Math.min(size, items.length)) }, worker));
 }
 
-function describeFailure(error: PrometheusError): string {
+export function describeFailure(error: PrometheusError): string {
   const status = error.status === undefined ? "" : ` (HTTP ${error.status})`;
   return `metrics source ${error.kind}${status} after ${error.attempts} attempt(s): ${error.message}`;
 }

@@ -13,7 +13,13 @@ import type {
   V1StatefulSet,
 } from "@kubernetes/client-node";
 import { annotations } from "../../api/keys.ts";
-import type { ManagedWorkload, ManagedWorkloadStatus, TargetKind } from "../../api/managedworkload.ts";
+import {
+  type ManagedWorkload,
+  type ManagedWorkloadStatus,
+  parseDuration,
+  specDefaults,
+  type TargetKind,
+} from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { labelSelectorString } from "../../kube/selectors.ts";
@@ -25,9 +31,10 @@ import {
   WorkQueue,
 } from "../../kube/workqueue.ts";
 import type { Caches } from "../caches.ts";
-import type { ForecastAdvice } from "./activity-clock.ts";
+import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { decide, pausedFromOf } from "./decide.ts";
+import type { ForecastBook, ForecastLook } from "./forecasting.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type { ActivitySample, Decision, ReconcilerSettings, TargetState } from "./observation.ts";
 import { type ClusterWrites, httpCode, makeWrites } from "./writes.ts";
@@ -43,8 +50,8 @@ export interface ControllerDeps {
   settings: ReconcilerSettings;
   fieldManager: string;
   maxConcurrentReconciles?: number;
-  /** The forecast's advice for a workload; the forecast engine plugs in here. */
-  forecast?: (mw: ManagedWorkload, nowMs: number) => ForecastAdvice | null;
+  /** One forecast engine per workload: its advice vetoes pauses and pre-wakes; absent, the clock decides alone. */
+  forecasts?: ForecastBook;
   metrics?: QueueMetrics;
   /** Counts pauses and wakes (the metrics); called once per scale write, not per Event. */
   lifecycle?: { recordPause(): void; recordWake(source: string): void };
@@ -66,26 +73,7 @@ export async function startManagedWorkloadController(
 ): Promise<ManagedWorkloadController> {
   const { caches } = deps;
   const lastSample = new Map<string, ActivitySample>();
-  // The status this controller last wrote, the resourceVersion it was decided from and the one the write
-  // made: while the cache still shows the older version, decide from our own write. Status writes are
-  // conditional on the version decided from, so a cache that lags in any other way fails with a conflict
-  // and is retried, never written over a newer status.
-  const writtenStatus = new Map<
-    string,
-    { basedOn: string; written: string; status: ManagedWorkloadStatus }
-  >();
-  const withOwnStatus = (key: string, cached: ManagedWorkload): ManagedWorkload => {
-    const own = writtenStatus.get(key);
-    if (own && own.basedOn === cached.metadata.resourceVersion) {
-      return {
-        ...cached,
-        metadata: { ...cached.metadata, resourceVersion: own.written },
-        status: own.status,
-      };
-    }
-    writtenStatus.delete(key);
-    return cached;
-  };
+  const ownStatus = new OwnStatusMemory<ManagedWorkloadStatus>();
   let queue: WorkQueue | undefined;
   const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
   const mwCache = caches.managedWorkloads.cache;
@@ -121,15 +109,22 @@ export async function startManagedWorkloadController(
     const cached = mwCache.get(name, namespace);
     if (!cached) {
       lastSample.delete(key);
-      writtenStatus.delete(key);
+      deps.forecasts?.forget(key);
+      ownStatus.forget(key);
       return { done: true };
     }
-    const mw = withOwnStatus(key, cached);
+    const mw = ownStatus.view(key, cached);
     const nowMs = deps.clock.now();
     const workload = targetOf(mw);
     const target = workload ? targetState(workload, mw.spec.targetRef.kind) : null;
     const activity = await measureIfDue(key, mw, workload, target, nowMs, ctx);
-    const decision = decide({
+    const look = deps.forecasts?.look(
+      key,
+      mw,
+      nowMs,
+      parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
+    );
+    const decided = decide({
       nowMs,
       mw,
       target,
@@ -144,10 +139,12 @@ export async function startManagedWorkloadController(
         : [],
       scaledObjects: (scaledObjects?.cache.list(namespace) ?? []) as ScaledObject[],
       activity,
-      forecast: deps.forecast?.(mw, nowMs) ?? null,
+      forecast: look?.advice ?? null,
       settings: deps.settings,
       fieldManager: deps.fieldManager,
     });
+    const decision = withPrediction(decided, look);
+    deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (target) {
       await makeWrites(decision.writes, target, deps.writes);
@@ -157,11 +154,7 @@ export async function startManagedWorkloadController(
     if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
       try {
         const written = await deps.writes.writeStatus(mw, decision.status);
-        writtenStatus.set(key, {
-          basedOn: cached.metadata.resourceVersion ?? "",
-          written,
-          status: decision.status,
-        });
+        ownStatus.remember(key, cached, written, decision.status);
       } catch (err) {
         // Deleted while we decided: nothing left to report on.
         if (httpCode(err) === 404) return { done: true };
@@ -244,6 +237,21 @@ export async function startManagedWorkloadController(
       await queue?.shutdown({ deadlineMs: 10_000 });
     },
   };
+}
+
+/** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */
+function withPrediction(decision: Decision, look: ForecastLook | undefined): Decision {
+  if (!look) return decision;
+  const status = { ...decision.status };
+  if (look.prediction) status.prediction = look.prediction;
+  else delete status.prediction;
+  const notices = look.notices.map((n) => ({ ...n, kind: "action" as const }));
+  return { ...decision, status, events: [...decision.events, ...notices] };
+}
+
+function timeOf(iso: string | undefined): number | null {
+  const ms = iso ? Date.parse(iso) : Number.NaN;
+  return Number.isNaN(ms) ? null : ms;
 }
 
 /** What a change of the target says about urgency: a workload scaled up from zero is woken first. */

@@ -12,7 +12,7 @@ import {
   type ManagedWorkloadStatus,
   managedWorkloadCrd,
 } from "../../api/managedworkload.ts";
-import { serverSideApply } from "../../kube/apply.ts";
+import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
 import type { TargetState, Write } from "./observation.ts";
 
 /** Every write the ManagedWorkload reconciler makes; tests wrap it to inject faults between writes. */
@@ -125,31 +125,7 @@ export function clusterWrites(clients: {
     async apply(object) {
       await serverSideApply(objects, [object], fieldManager);
     },
-    async writeStatus(mw, status) {
-      const written = (await custom.patchNamespacedCustomObjectStatus(
-        {
-          group: managedWorkloadCrd.group,
-          version: managedWorkloadCrd.version,
-          namespace: mw.metadata.namespace,
-          plural: managedWorkloadCrd.plural,
-          name: mw.metadata.name,
-          body: {
-            apiVersion: mw.apiVersion,
-            kind: mw.kind,
-            metadata: {
-              name: mw.metadata.name,
-              namespace: mw.metadata.namespace,
-              resourceVersion: mw.metadata.resourceVersion,
-            },
-            status,
-          },
-          fieldManager,
-          force: true,
-        },
-        setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
-      )) as ManagedWorkload;
-      return written.metadata.resourceVersion ?? "";
-    },
+    writeStatus: (mw, status) => applyStatusIfUnchanged(custom, managedWorkloadCrd, mw, status, fieldManager),
   };
 }
 

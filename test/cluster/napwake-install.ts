@@ -21,7 +21,11 @@ import { type RunningProcess, startProcess, waitFor } from "./process.ts";
 
 const run = promisify(execFile);
 
-const crdFiles = ["manifests/crds/managedworkload.yaml", "manifests/crds/rightsizingpolicy.yaml"];
+const crdFiles = [
+  "manifests/crds/managedworkload.yaml",
+  "manifests/crds/rightsizingpolicy.yaml",
+  "manifests/crds/rightsizing.yaml",
+];
 
 /** Installs Napwake's CRDs and waits until they are served. */
 export async function installCrds(kc: KubeConfig): Promise<void> {

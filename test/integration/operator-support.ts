@@ -8,6 +8,7 @@ import {
   type ManagedWorkloadController,
   startManagedWorkloadController,
 } from "../../controllers/managedworkload/controller.ts";
+import { ForecastBook } from "../../controllers/managedworkload/forecasting.ts";
 import { activityMeter } from "../../controllers/managedworkload/measure.ts";
 import { type ClusterWrites, clusterWrites } from "../../controllers/managedworkload/writes.ts";
 import { startOptInController } from "../../controllers/optin/controller.ts";
@@ -85,6 +86,7 @@ export async function startController(
     meter: activityMeter({ custom: clients.custom, prometheusUrl: clients.info.prometheusUrl }),
     settings: { operatorNamespace: "napwake-system", checkIntervalMs: 2_000, pausedCheckIntervalMs: 5_000 },
     fieldManager,
+    forecasts: new ForecastBook(),
     log: quietLog,
   });
   return {

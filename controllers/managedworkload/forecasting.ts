@@ -1,0 +1,188 @@
+/**
+ * One forecast engine per ManagedWorkload, in memory, fed from the activity clock. No IO: the controller
+ * asks for advice before deciding, tells what activity it saw after, and writes `status.prediction` (the
+ * phase, confidence, next predicted activity and pre-wake, and each hour it learns the engine's state, so a
+ * restarted or newly elected operator restores it).
+ *
+ * The series it learns is one value per 15-minute slot: 1 when the workload was active in the slot, else 0.
+ * Slots while this operator was not running are gaps, not idleness.
+ */
+import { type EventReason, eventReasons } from "../../api/keys.ts";
+import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/managedworkload.ts";
+import {
+  clockAdvice,
+  createEngine,
+  decide,
+  decodeEngine,
+  type EngineEvent,
+  encodeEngine,
+  type ForecastConfig,
+  type ForecastEngine,
+  forecastConfig,
+  type GridPoint,
+  observeAll,
+  slotOf,
+} from "../../forecast/index.ts";
+import type { ForecastAdvice } from "./activity-clock.ts";
+
+const hourMs = 3_600_000;
+
+/** What `status.prediction` holds. */
+export type PredictionStatus = {
+  phase: string;
+  phaseReason?: string;
+  confidence: number;
+  nextActivity?: string;
+  nextPrewake?: string;
+  /** The engine's serialised state (forecast/codec.ts), at most 8 KiB. */
+  state?: string;
+  savedAt?: string;
+};
+
+export type ForecastNotice = { type: "Normal" | "Warning"; reason: EventReason; note: string };
+
+type Entry = {
+  engine: ForecastEngine;
+  /** The slot being filled (not yet learned) and whether activity was seen in it. */
+  openSlot: number;
+  active: boolean;
+  savedAtMs: number | null;
+  state: string | undefined;
+};
+
+export type ForecastLook = {
+  /** Null when the forecast is off or may not be acted on: the clock decides alone. */
+  advice: ForecastAdvice | null;
+  prediction: PredictionStatus | undefined;
+  notices: ForecastNotice[];
+};
+
+export class ForecastBook {
+  readonly #entries = new Map<string, Entry>();
+  readonly #base: Partial<ForecastConfig>;
+
+  constructor(base: Partial<ForecastConfig> = {}) {
+    this.#base = base;
+  }
+
+  /**
+   * Brings the workload's engine up to `nowMs`, learning the slots that closed, and returns its advice and
+   * the prediction to show.
+   */
+  look(key: string, mw: ManagedWorkload, nowMs: number, idleWindowMs: number): ForecastLook {
+    if (mw.spec.forecast?.enabled === false) {
+      this.#entries.delete(key);
+      return { advice: null, prediction: undefined, notices: [] };
+    }
+    const config = this.#config(mw);
+    const notices: ForecastNotice[] = [];
+    const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config, notices);
+    this.#entries.set(key, entry);
+    const nowSlot = slotOf(nowMs);
+    if (nowSlot > entry.openSlot) {
+      const points: GridPoint[] = [];
+      for (let slot = entry.openSlot; slot < nowSlot; slot++) {
+        points.push({ slot, value: slot === entry.openSlot && entry.active ? 1 : 0 });
+      }
+      const learned = observeAll(entry.engine, points, config);
+      entry.engine = learned.engine;
+      notices.push(...learned.events.flatMap(noticeOf));
+      entry.openSlot = nowSlot;
+      entry.active = false;
+    }
+    if (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs) {
+      const encoded = encodeEngine(entry.engine);
+      if (encoded.ok) {
+        entry.state = encoded.value;
+        entry.savedAtMs = nowMs;
+      }
+    }
+    const decision = decide(entry.engine, { nowMs, idleWindowMs }, config);
+    const prediction: PredictionStatus = {
+      phase: entry.engine.phase,
+      phaseReason: entry.engine.phaseReason.message,
+      confidence: Math.round(decision.confidence * 100) / 100,
+      ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
+      ...(decision.prewakeAtMs !== null ? { nextPrewake: iso(decision.prewakeAtMs) } : {}),
+      ...(entry.state !== undefined ? { state: entry.state } : {}),
+      ...(entry.savedAtMs !== null ? { savedAt: iso(entry.savedAtMs) } : {}),
+    };
+    return { advice: clockAdvice(decision), prediction, notices };
+  }
+
+  /** Activity the clock saw (its latest time): marks the open slot active when it falls in it. */
+  noteActivity(key: string, activityMs: number | null): void {
+    const entry = this.#entries.get(key);
+    if (entry && activityMs !== null && slotOf(activityMs) === entry.openSlot) entry.active = true;
+  }
+
+  forget(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  #config(mw: ManagedWorkload): ForecastConfig {
+    return forecastConfig({
+      ...this.#base,
+      prewakeLeadMs: parseDuration(mw.spec.forecast?.prewake ?? specDefaults.prewake),
+    });
+  }
+
+  /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
+  #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig, notices: ForecastNotice[]): Entry {
+    const saved = (mw.status?.prediction as PredictionStatus | undefined)?.state;
+    const fresh = (): Entry => ({
+      engine: createEngine(config),
+      openSlot: slotOf(nowMs),
+      active: false,
+      savedAtMs: null,
+      state: undefined,
+    });
+    if (saved === undefined) return fresh();
+    const decoded = decodeEngine(saved, config);
+    if (!decoded.ok) {
+      notices.push({
+        type: "Warning",
+        reason: eventReasons.forecastStateDiscarded,
+        note: `the saved forecast state could not be read (${decoded.error.message}); learning again from now`,
+      });
+      return fresh();
+    }
+    const engine = decoded.value;
+    // Slots between the saved state and now were not watched: gaps, learned as such when the next slot closes.
+    const openSlot = Math.max(engine.nextSlot ?? slotOf(nowMs), slotOf(nowMs));
+    const savedAt = (mw.status?.prediction as PredictionStatus | undefined)?.savedAt;
+    return {
+      engine,
+      openSlot,
+      active: false,
+      savedAtMs: savedAt ? Date.parse(savedAt) : nowMs,
+      state: saved,
+    };
+  }
+}
+
+function noticeOf(e: EngineEvent): ForecastNotice[] {
+  if (e.kind === "phase-change") {
+    return [
+      {
+        type: "Normal",
+        reason: eventReasons.forecastPhaseChanged,
+        note: `forecast ${e.from} -> ${e.to}: ${e.reason.message}`,
+      },
+    ];
+  }
+  if (e.kind === "anomaly") {
+    return [
+      {
+        type: "Normal",
+        reason: eventReasons.activityAnomaly,
+        note: `activity ${e.observed} at ${iso(e.atMs)} is ${e.direction} the forecast interval ${e.lower.toFixed(2)}..${e.upper.toFixed(2)}; counted as activity, learned as ${e.learned.toFixed(2)}`,
+      },
+    ];
+  }
+  return [];
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,279 @@
+/**
+ * The rightsizing controller (audit side): a periodic recommender run over every covered workload, and a
+ * level-based reconcile per workload that keeps its Rightsizing object and status true to the caches and
+ * the last run. A reconcile never reads Prometheus: it decides from the caches and the run's outcome in
+ * memory, so a change of policy or annotation shows in status at once. Writes nothing to workloads.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import {
+  type Rightsizing,
+  type RightsizingStatus,
+  rightsizingCrd,
+  rightsizingName,
+} from "../../api/rightsizing.ts";
+import type {
+  RightsizingMode,
+  RightsizingPolicy,
+  RightsizingResource,
+  WorkloadKind,
+} from "../../api/rightsizingpolicy.ts";
+import type { Clock } from "../../kube/clock.ts";
+import type { EventRecorder } from "../../kube/events.ts";
+import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
+import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
+import type { Caches } from "../caches.ts";
+import { httpCode } from "../managedworkload/writes.ts";
+import { OwnStatusMemory } from "../own-status.ts";
+import { type CoveredWorkload, coverage, type Workload } from "./coverage.ts";
+import { decideRightsizing } from "./decide.ts";
+import { RecommenderMemory, type RunSettings, type RunSummary, runRecommender, workloadKey } from "./run.ts";
+import type { RightsizingWrites } from "./writes.ts";
+
+export type RightsizingSettings = RunSettings & {
+  readonly operatorNamespace: string;
+  /** How often the recommender reads new usage. */
+  readonly intervalMs: number;
+  readonly clusterDefault: Partial<Record<RightsizingResource, RightsizingMode>>;
+  /** Whether the API server offers in-place pod resize (the pods/resize subresource). */
+  readonly inPlaceResize: boolean;
+};
+
+export type RightsizingMetrics = {
+  run(summary: RunSummary, seconds: number): void;
+  recommendation(w: CoveredWorkload, status: RightsizingStatus): void;
+  forget(namespace: string, workload: string): void;
+};
+
+export interface RightsizingControllerDeps {
+  caches: Caches;
+  prometheus: PrometheusClient;
+  writes: RightsizingWrites;
+  events: EventRecorder;
+  clock: Clock;
+  settings: RightsizingSettings;
+  queueMetrics?: QueueMetrics;
+  metrics?: RightsizingMetrics;
+  log: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+}
+
+export interface RightsizingController {
+  /** Runs the recommender now (the periodic timer calls it too) and queues every covered workload. */
+  runNow(): Promise<RunSummary>;
+  stop(): Promise<void>;
+}
+
+const kinds: readonly WorkloadKind[] = ["Deployment", "StatefulSet"];
+
+export function startRightsizingController(deps: RightsizingControllerDeps): RightsizingController {
+  const { caches, settings } = deps;
+  const policiesCache = caches.rightsizingPolicies;
+  const objectsCache = caches.rightsizings;
+  if (!policiesCache || !objectsCache) {
+    throw new Error("the rightsizing controller needs caches started with { rightsizing: true }");
+  }
+  const memory = new RecommenderMemory();
+  const ownStatus = new OwnStatusMemory<RightsizingStatus>();
+  let lastRunOk: boolean | null = null;
+
+  const workloadCache = (kind: WorkloadKind) =>
+    kind === "Deployment" ? caches.deployments : caches.statefulSets;
+  const policies = () => policiesCache.cache.list() as RightsizingPolicy[];
+  const namespaceLabels = (namespace: string) =>
+    caches.namespaces.cache.get(namespace)?.metadata?.labels as Record<string, string> | undefined;
+
+  const covering = (workload: Workload, kind: WorkloadKind) => {
+    const key = workloadKey({
+      namespace: workload.metadata?.namespace ?? "",
+      name: workload.metadata?.name ?? "",
+      kind,
+    });
+    const outcome = memory.outcomes.get(key);
+    return coverage({
+      workload,
+      kind,
+      namespaceLabels: namespaceLabels(workload.metadata?.namespace ?? ""),
+      policies: policies(),
+      clusterDefault: settings.clusterDefault,
+      operatorNamespace: settings.operatorNamespace,
+      readiness: {
+        metricsSourceHealthy: outcome ? outcome.ok : lastRunOk === true,
+        enoughHistory:
+          outcome?.ok === true &&
+          outcome.containers.size > 0 &&
+          [...outcome.containers.values()].every((c) => c.recommendation.status === "ok"),
+        inPlaceResizeAvailable: settings.inPlaceResize,
+      },
+    });
+  };
+
+  const allCovered = (): CoveredWorkload[] =>
+    kinds.flatMap((kind) =>
+      workloadCache(kind)
+        .cache.list()
+        .flatMap((w) => {
+          const c = covering(w as Workload, kind);
+          return "covered" in c ? [c.covered] : [];
+        }),
+    );
+
+  async function reconcile(key: string): Promise<Outcome> {
+    const [namespace = "", objectName = ""] = key.split("/");
+    const dot = objectName.lastIndexOf(".");
+    const name = objectName.slice(0, dot);
+    const kind = kinds.find((k) => k.toLowerCase() === objectName.slice(dot + 1));
+    if (!kind) return { done: true };
+    const cachedObject = objectsCache?.cache.get(objectName, namespace) as Rightsizing | undefined;
+    const workload = workloadCache(kind).cache.get(name, namespace) as Workload | undefined;
+    // A deleted workload takes its Rightsizing with it (owner reference): nothing to do.
+    if (!workload) {
+      ownStatus.forget(key);
+      deps.metrics?.forget(namespace, name);
+      return { done: true };
+    }
+    const c = covering(workload, kind);
+    if ("notCovered" in c) {
+      if (cachedObject) {
+        await deps.writes.remove(namespace, objectName);
+        deps.log.info({ key, why: c.notCovered }, "rightsizing let go");
+      }
+      ownStatus.forget(key);
+      deps.metrics?.forget(namespace, name);
+      return { done: true };
+    }
+    const object = cachedObject ?? (await deps.writes.create(c.covered));
+    const current = ownStatus.view(key, object);
+    const decision = decideRightsizing({
+      nowMs: deps.clock.now(),
+      generation: current.metadata.generation,
+      previous: current.status,
+      containers: c.covered.containers,
+      modes: c.covered.modes,
+      run: memory.outcomes.get(key) ?? null,
+      config: settings.recommender,
+    });
+    for (const e of decision.events) {
+      await deps.events.action({
+        regarding: {
+          apiVersion: rightsizingCrd.apiVersion,
+          kind: rightsizingCrd.kind,
+          name: objectName,
+          namespace,
+          uid: current.metadata.uid ?? "",
+        },
+        type: e.type,
+        reason: e.reason,
+        action: "Recommend",
+        note: e.note,
+      });
+    }
+    if (!isDeepStrictEqual(plain(current.status ?? {}), plain(decision.status))) {
+      try {
+        const written = await deps.writes.writeStatus(current, decision.status);
+        ownStatus.remember(key, object, written, decision.status);
+      } catch (err) {
+        if (httpCode(err) === 404) return { done: true };
+        throw err;
+      }
+    }
+    deps.metrics?.recommendation(c.covered, decision.status);
+    return { done: true };
+  }
+
+  const queue = new WorkQueue({
+    reconcile,
+    clock: deps.clock,
+    ...(deps.queueMetrics ? { metrics: deps.queueMetrics } : {}),
+    log: deps.log,
+  });
+  const enqueueWorkload = (o: KubernetesObject, kind: WorkloadKind) =>
+    queue.add(
+      workloadKey({ namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "", kind }),
+      "change",
+    );
+  const enqueueAll = () => {
+    for (const kind of kinds) for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind);
+  };
+  caches.deployments.onChange((o) => enqueueWorkload(o, "Deployment"));
+  caches.statefulSets.onChange((o) => enqueueWorkload(o, "StatefulSet"));
+  caches.namespaces.onChange((ns) => {
+    for (const kind of kinds)
+      for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
+  });
+  policiesCache.onChange(enqueueAll);
+  objectsCache.onChange((o) => queue.add(`${o.metadata?.namespace}/${o.metadata?.name}`, "change"));
+
+  let running: Promise<RunSummary> | undefined;
+  async function runNow(): Promise<RunSummary> {
+    // One run at a time: a second caller waits for the run under way.
+    running ??= (async () => {
+      const started = performance.now();
+      const covered = allCovered();
+      const summary = await runRecommender({
+        client: deps.prometheus,
+        covered,
+        memory,
+        checkpointOf: (w, container) => {
+          const o = objectsCache?.cache.get(rightsizingName(w.kind, w.name), w.namespace) as
+            | Rightsizing
+            | undefined;
+          return o?.status?.containers?.find((c) => c.name === container)?.checkpoint;
+        },
+        settings,
+        nowMs: deps.clock.now(),
+        log: deps.log,
+      });
+      lastRunOk = summary.ok;
+      const seconds = (performance.now() - started) / 1000;
+      deps.metrics?.run(summary, seconds);
+      deps.log.info(
+        {
+          ok: summary.ok,
+          workloads: summary.workloads,
+          containers: summary.containers,
+          queries: summary.queries.length,
+          seconds: Number(seconds.toFixed(3)),
+          ...(summary.error ? { error: summary.error } : {}),
+        },
+        "recommender run",
+      );
+      for (const w of covered) queue.add(workloadKey(w), "periodic");
+      return summary;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const loop = () => {
+    if (stopped) return;
+    runNow()
+      .catch((err) => deps.log.error({ err: String(err) }, "recommender run failed"))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, settings.intervalMs);
+      });
+  };
+  enqueueAll();
+  loop();
+
+  return {
+    runNow,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running?.catch(() => undefined);
+      await queue.shutdown({ deadlineMs: 10_000 });
+    },
+  };
+}
+
+/** Status read back from the API server has no undefined members; compare like with like. */
+function plain<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import type { RightsizingStatus } from "../../api/rightsizing.ts";
+import { defaultConfig, type Recommendation } from "../../rightsizing/index.ts";
+import type { EffectiveMode, ModeResolution } from "../../rightsizing/modes.ts";
+import { type ContainerFacts, decideRightsizing, type RightsizingInput, type RunOutcome } from "./decide.ts";
+
+const MIB = 2 ** 20;
+const HOUR = 3_600_000;
+const t0 = Date.parse("2026-11-20T10:00:00Z");
+
+const audit: EffectiveMode = { mode: "audit", requested: "audit", source: "global-default" };
+const modes = (cpu: EffectiveMode = audit, memory: EffectiveMode = audit): ModeResolution => ({
+  cpu,
+  memory,
+  strategy: "in-place",
+  matchedPolicies: [],
+});
+const app: ContainerFacts = {
+  name: "app",
+  cpuRequestCores: 0.5,
+  memoryRequestBytes: 512 * MIB,
+  memoryLimitBytes: 1024 * MIB,
+};
+
+function rec(
+  cpu: number,
+  memMib: number,
+  status: Recommendation["status"] = "ok",
+  hours = 48,
+): Recommendation {
+  const b = (v: number) => ({ lower: v * 0.8, target: v, upper: v * 1.5 });
+  return {
+    status,
+    confidence: status === "ok" ? hours / 168 : 0,
+    historyMs: hours * HOUR,
+    cpuRequestCores: b(cpu),
+    memoryRequestBytes: b(memMib * MIB),
+    memoryLimitBytes: b(memMib * 1.2 * MIB),
+    reasons: ["cpu-percentile-of-decayed-usage"],
+  };
+}
+const ran = (atMs: number, r: Recommendation): RunOutcome => ({
+  ok: true,
+  atMs,
+  untilMs: atMs - 60_000,
+  containers: new Map([["app", { recommendation: r, checkpoint: `{"v":1,"at":${atMs}}` }]]),
+});
+const failed = (
+  atMs: number,
+  error = "metrics source unavailable after 4 attempt(s): connection refused",
+): RunOutcome => ({
+  ok: false,
+  atMs,
+  error,
+});
+
+function step(
+  previous: RightsizingStatus | undefined,
+  run: RunOutcome | null,
+  overrides: Partial<RightsizingInput> = {},
+) {
+  return decideRightsizing({
+    nowMs: run?.atMs ?? t0,
+    generation: 1,
+    previous,
+    containers: [app],
+    modes: modes(),
+    run,
+    config: defaultConfig,
+    ...overrides,
+  });
+}
+const reasons = (d: ReturnType<typeof step>) => d.events.map((e) => e.reason);
+const condition = (s: RightsizingStatus, type: string) => s.conditions?.find((c) => c.type === type);
+
+describe("the rightsizing decision", () => {
+  it("shows a first recommendation with its bounds and announces it in one Event", () => {
+    const d = step(undefined, ran(t0, rec(0.2, 300)));
+    const c = d.status.containers?.[0];
+    expect(c).toMatchObject({
+      name: "app",
+      current: { cpuRequest: "500m", memoryRequest: "512Mi", memoryLimit: "1024Mi" },
+      target: { cpuRequest: "200m", memoryRequest: "300Mi", memoryLimit: "360Mi" },
+      lowerBound: { cpuRequest: "160m" },
+      upperBound: { cpuRequest: "300m" },
+      state: "ok",
+      historyHours: 48,
+      checkpoint: `{"v":1,"at":${t0}}`,
+    });
+    expect(reasons(d)).toEqual(["RecommendationChanged"]);
+    expect(d.events[0]?.note).toContain("cpu request 200m (-60%)");
+    expect(condition(d.status, "RecommendationReady")?.status).toBe("True");
+    expect(condition(d.status, "MetricsSourceHealthy")?.status).toBe("True");
+  });
+
+  it.each([
+    { what: "a 5% drift keeps the shown values and stays quiet", cpu: 0.21, mem: 300, changed: false },
+    { what: "a 30% drop replaces them and is one Event", cpu: 0.14, mem: 300, changed: true },
+    { what: "memory growing past 10% is announced", cpu: 0.2, mem: 340, changed: true },
+  ])("$what", ({ cpu, mem, changed }) => {
+    const first = step(undefined, ran(t0, rec(0.2, 300))).status;
+    const d = step(first, ran(t0 + HOUR, rec(cpu, mem, "ok", 49)));
+    expect(reasons(d)).toEqual(changed ? ["RecommendationChanged"] : []);
+    expect(d.status.containers?.[0]?.target?.cpuRequest).toBe(
+      changed ? `${Math.round(cpu * 1000)}m` : "200m",
+    );
+    // Confidence, history and the checkpoint follow every run.
+    expect(d.status.containers?.[0]?.historyHours).toBe(49);
+    expect(d.status.containers?.[0]?.checkpoint).toContain(String(t0 + HOUR));
+  });
+
+  it("sends a skip for too little history once, and again only when its note changes", () => {
+    const first = step(undefined, ran(t0, rec(0.2, 300, "insufficient-history", 3)));
+    expect(reasons(first)).toEqual(["RecommendationSkipped"]);
+    expect(condition(first.status, "RecommendationReady")).toMatchObject({
+      status: "False",
+      reason: "InsufficientHistory",
+    });
+    const again = step(first.status, ran(t0 + HOUR, rec(0.2, 300, "insufficient-history", 4)));
+    expect(reasons(again)).toEqual([]);
+    const ready = step(again.status, ran(t0 + 30 * HOUR, rec(0.2, 300, "ok", 25)));
+    expect(reasons(ready)).toEqual(["RecommendationChanged"]);
+    expect(ready.status.notices).toBeUndefined();
+  });
+
+  it("keeps every recommendation through a metrics source outage and says so once", () => {
+    const good = step(undefined, ran(t0, rec(0.2, 300))).status;
+    const down = step(good, failed(t0 + HOUR));
+    expect(down.status.containers?.[0]?.target).toEqual(good.containers?.[0]?.target);
+    expect(down.status.containers?.[0]?.checkpoint).toBe(good.containers?.[0]?.checkpoint);
+    expect(reasons(down)).toEqual(["MetricsSourceFailed"]);
+    expect(down.events[0]?.type).toBe("Warning");
+    expect(condition(down.status, "MetricsSourceHealthy")).toMatchObject({
+      status: "False",
+      reason: "QueryFailed",
+    });
+    expect(down.status.lastRun).toBe(good.lastRun);
+    expect(reasons(step(down.status, failed(t0 + 2 * HOUR)))).toEqual([]);
+    const back = step(down.status, ran(t0 + 3 * HOUR, rec(0.2, 300)));
+    expect(reasons(back)).toEqual([]);
+    expect(condition(back.status, "MetricsSourceHealthy")?.status).toBe("True");
+    expect(back.status.notices).toBeUndefined();
+  });
+
+  it("changes a condition's lastTransitionTime only when its status flips", () => {
+    const first = step(undefined, ran(t0, rec(0.2, 300))).status;
+    const later = step(first, ran(t0 + HOUR, rec(0.2, 300))).status;
+    expect(condition(later, "MetricsSourceHealthy")?.lastTransitionTime).toBe(new Date(t0).toISOString());
+    const down = step(later, failed(t0 + 2 * HOUR)).status;
+    expect(condition(down, "MetricsSourceHealthy")?.lastTransitionTime).toBe(
+      new Date(t0 + 2 * HOUR).toISOString(),
+    );
+  });
+
+  it("sends a blocked auto-patch once per reason and proposed values", () => {
+    const degraded: EffectiveMode = {
+      mode: "audit",
+      requested: "auto-patch",
+      source: "policy/web",
+      policy: "web",
+      degraded: ["in-place-resize-unavailable"],
+    };
+    const withModes = { modes: modes(degraded) };
+    const first = step(undefined, ran(t0, rec(0.2, 300)), withModes);
+    expect(reasons(first)).toEqual(["RecommendationChanged", "AutoPatchBlocked"]);
+    expect(first.status.modes?.cpu).toMatchObject({
+      mode: "audit",
+      requested: "auto-patch",
+      degradedBy: ["in-place-resize-unavailable"],
+    });
+    expect(reasons(step(first.status, ran(t0 + HOUR, rec(0.2, 300)), withModes))).toEqual([]);
+    // New proposed values: the block is news again.
+    expect(reasons(step(first.status, ran(t0 + HOUR, rec(0.1, 300)), withModes))).toEqual([
+      "RecommendationChanged",
+      "AutoPatchBlocked",
+    ]);
+  });
+
+  it("reports the source that decided each mode, and a tie between policies", () => {
+    const tied: EffectiveMode = {
+      mode: "audit",
+      requested: "audit",
+      source: "policy/a",
+      policy: "a",
+      tie: ["a", "b"],
+    };
+    const off: EffectiveMode = { mode: "off", requested: "off", source: "annotation" };
+    const d = step(undefined, null, { modes: modes(tied, off) });
+    expect(d.status.modes).toEqual({
+      cpu: { mode: "audit", requested: "audit", source: "policy/a", policy: "a", tie: ["a", "b"] },
+      memory: { mode: "off", requested: "off", source: "annotation" },
+    });
+    expect(condition(d.status, "MetricsSourceHealthy")?.reason).toBe("NotRunYet");
+    expect(condition(d.status, "RecommendationReady")?.reason).toBe("NoData");
+    expect(d.events).toEqual([]);
+  });
+});

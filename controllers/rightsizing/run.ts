@@ -1,0 +1,153 @@
+/**
+ * One run of the recommender over every covered workload: read only the usage newer than what each
+ * container has learned (batched range queries, one batch folded and let go at a time), fold it in,
+ * recommend. What was learned stays in memory between runs; on the first run after start or after winning
+ * the lease it is restored from the checkpoints in the Rightsizing statuses, so only new samples are read.
+ */
+
+import {
+  emptyState,
+  foldHistory,
+  parseCheckpoint,
+  type RecommenderConfig,
+  type RecommenderState,
+  recommend,
+  serializeCheckpoint,
+} from "../../rightsizing/index.ts";
+import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
+import {
+  containerKey,
+  describeFailure,
+  fetchUsageBatches,
+  probeSource,
+  type UsageQueryRecord,
+  type UsageSourceConfig,
+  type UsageTarget,
+} from "../../rightsizing/usage-source.ts";
+import type { CoveredWorkload } from "./coverage.ts";
+import type { RunOutcome } from "./decide.ts";
+
+export type RunLogger = { warn(obj: object, msg: string): void };
+
+export type RunSettings = {
+  readonly usage: UsageSourceConfig;
+  readonly recommender: RecommenderConfig;
+};
+
+export type RunSummary = {
+  readonly ok: boolean;
+  readonly workloads: number;
+  readonly containers: number;
+  readonly queries: readonly UsageQueryRecord[];
+  readonly error?: string;
+};
+
+/** workload key (`namespace/name.kind`, the Rightsizing object's key) of a covered workload. */
+export function workloadKey(w: Pick<CoveredWorkload, "namespace" | "name" | "kind">): string {
+  return `${w.namespace}/${w.name}.${w.kind.toLowerCase()}`;
+}
+
+export class RecommenderMemory {
+  /** Learned state per container key. */
+  readonly states = new Map<string, RecommenderState>();
+  /** The last run's outcome per workload key. */
+  readonly outcomes = new Map<string, RunOutcome>();
+
+  /** Forgets workloads no longer covered, so memory follows the cluster. */
+  retain(covered: readonly CoveredWorkload[]): void {
+    const workloads = new Set(covered.map(workloadKey));
+    const containers = new Set(
+      covered.flatMap((w) => w.containers.map((c) => containerKey(w.namespace, w.name, c.name))),
+    );
+    for (const key of this.outcomes.keys()) if (!workloads.has(key)) this.outcomes.delete(key);
+    for (const key of this.states.keys()) if (!containers.has(key)) this.states.delete(key);
+  }
+}
+
+export async function runRecommender(opts: {
+  readonly client: PrometheusClient;
+  readonly covered: readonly CoveredWorkload[];
+  readonly memory: RecommenderMemory;
+  /** The checkpoint a Rightsizing status holds for a container, if any. */
+  readonly checkpointOf: (workload: CoveredWorkload, container: string) => string | undefined;
+  readonly settings: RunSettings;
+  readonly nowMs: number;
+  readonly log: RunLogger;
+}): Promise<RunSummary> {
+  const { covered, memory, settings, nowMs } = opts;
+  memory.retain(covered);
+  const fail = (error: string, queries: readonly UsageQueryRecord[]): RunSummary => {
+    for (const w of covered) memory.outcomes.set(workloadKey(w), { ok: false, atMs: nowMs, error });
+    return { ok: false, workloads: covered.length, containers: 0, queries, error };
+  };
+  // Asked every run, even when no range query is due: "metrics source healthy" gates auto-patch.
+  const probe = await probeSource(opts.client, settings.usage.promql);
+  if (!probe.ok) return fail(describeFailure(probe.error), []);
+  const targets = covered.map((w) => usageTarget(w, opts));
+  let queries: readonly UsageQueryRecord[] = [];
+  let untilMs = nowMs;
+  for await (const batch of fetchUsageBatches(opts.client, targets, nowMs, settings.usage)) {
+    if (!batch.ok) return fail(batch.error.message, batch.error.queries);
+    queries = batch.value.queries;
+    untilMs = batch.value.until;
+    for (const [key, history] of batch.value.histories) {
+      const state = memory.states.get(key) ?? emptyState(settings.recommender);
+      memory.states.set(key, foldHistory(state, history, settings.recommender));
+    }
+  }
+  let containers = 0;
+  for (const w of covered) {
+    const learned = new Map<string, { recommendation: ReturnType<typeof recommend>; checkpoint: string }>();
+    for (const c of w.containers) {
+      const state = memory.states.get(containerKey(w.namespace, w.name, c.name));
+      if (!state || state.presentSamples + state.absentSamples === 0) continue;
+      learned.set(c.name, {
+        recommendation: recommend(state, settings.recommender),
+        checkpoint: serializeCheckpoint(state, settings.recommender),
+      });
+      containers++;
+    }
+    memory.outcomes.set(workloadKey(w), { ok: true, atMs: nowMs, untilMs, containers: learned });
+  }
+  return { ok: true, workloads: covered.length, containers, queries };
+}
+
+/** The workload's usage query, resuming from the oldest point any of its containers has learned up to. */
+function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>[0]): UsageTarget {
+  let since: number | null = Number.POSITIVE_INFINITY;
+  for (const c of w.containers) {
+    const key = containerKey(w.namespace, w.name, c.name);
+    let state = opts.memory.states.get(key);
+    if (!state) {
+      state = restore(w, c.name, opts);
+      if (state) opts.memory.states.set(key, state);
+    }
+    const at = state?.lastSampleAt ?? null;
+    since = at === null || since === null ? null : Math.min(since, at);
+  }
+  return {
+    namespace: w.namespace,
+    workload: w.name,
+    kind: w.kind,
+    containers: w.containers.map((c) => c.name),
+    replicas: Math.max(1, w.replicas),
+    since: since === Number.POSITIVE_INFINITY ? null : since,
+  };
+}
+
+function restore(
+  w: CoveredWorkload,
+  container: string,
+  opts: Parameters<typeof runRecommender>[0],
+): RecommenderState | undefined {
+  const text = opts.checkpointOf(w, container);
+  if (text === undefined) return undefined;
+  const parsed = parseCheckpoint(text, opts.settings.recommender);
+  if (parsed.ok) return parsed.value;
+  // A checkpoint we cannot read is relearned from the lookback rather than trusted or fatal.
+  opts.log.warn(
+    { workload: workloadKey(w), container, error: parsed.error },
+    "discarding an unreadable rightsizing checkpoint",
+  );
+  return undefined;
+}

@@ -1,0 +1,57 @@
+import type { CustomObjectsApi } from "@kubernetes/client-node";
+import {
+  type Rightsizing,
+  type RightsizingStatus,
+  rightsizingCrd,
+  rightsizingName,
+} from "../../api/rightsizing.ts";
+import { applyStatusIfUnchanged, serverSideApplyOptions } from "../../kube/apply.ts";
+import type { CoveredWorkload } from "./coverage.ts";
+
+/** Every write the rightsizing controller makes. None of them touches a workload. */
+export interface RightsizingWrites {
+  /** Creates (or takes over) the workload's Rightsizing object, owned by the workload. */
+  create(workload: CoveredWorkload): Promise<Rightsizing>;
+  /** Conditional on the version decided from; returns the new resourceVersion. */
+  writeStatus(object: Rightsizing, status: RightsizingStatus): Promise<string>;
+  remove(namespace: string, name: string): Promise<void>;
+}
+
+export function rightsizingWrites(custom: CustomObjectsApi, fieldManager: string): RightsizingWrites {
+  const crd = { group: rightsizingCrd.group, version: rightsizingCrd.version, plural: rightsizingCrd.plural };
+  return {
+    async create(w) {
+      const name = rightsizingName(w.kind, w.name);
+      return (await custom.patchNamespacedCustomObject(
+        {
+          ...crd,
+          namespace: w.namespace,
+          name,
+          body: {
+            apiVersion: rightsizingCrd.apiVersion,
+            kind: rightsizingCrd.kind,
+            metadata: {
+              name,
+              namespace: w.namespace,
+              ownerReferences: [
+                { apiVersion: "apps/v1", kind: w.kind, name: w.name, uid: w.uid, blockOwnerDeletion: false },
+              ],
+            },
+            spec: { targetRef: { kind: w.kind, name: w.name } },
+          },
+          fieldManager,
+          force: true,
+        },
+        serverSideApplyOptions,
+      )) as Rightsizing;
+    },
+    writeStatus: (object, status) => applyStatusIfUnchanged(custom, crd, object, status, fieldManager),
+    async remove(namespace, name) {
+      try {
+        await custom.deleteNamespacedCustomObject({ ...crd, namespace, name });
+      } catch (err) {
+        if ((err as { code?: number }).code !== 404) throw err;
+      }
+    },
+  };
+}
