@@ -42,6 +42,37 @@ describe("parseOperatorConfig", () => {
     expect(parseOperatorConfig(args, {}).webhooks).toMatchObject(want);
   });
 
+  it.each([
+    {
+      what: "off without a metrics source",
+      args: [],
+      want: { enabled: false, intervalMs: 3_600_000, clusterDefault: {} },
+    },
+    {
+      what: "on with a Prometheus URL, at its cluster defaults",
+      args: [
+        "--prometheus-url=http://prometheus:9090",
+        "--rightsizing-interval=15m",
+        "--rightsizing-cpu-mode=off",
+        "--rightsizing-memory-mode=auto-patch",
+        "--prometheus-cluster-label=cluster=prod-eu",
+      ],
+      want: {
+        enabled: true,
+        intervalMs: 900_000,
+        clusterDefault: { cpu: "off", memory: "auto-patch" },
+        cluster: { label: "cluster", value: "prod-eu" },
+      },
+    },
+    {
+      what: "off when asked, even with a Prometheus URL",
+      args: ["--prometheus-url=http://prometheus:9090", "--no-rightsizing"],
+      want: { enabled: false },
+    },
+  ])("rightsizing is $what", ({ args, want }) => {
+    expect(parseOperatorConfig(args, {}).rightsizing).toMatchObject(want);
+  });
+
   it("lets the last of a repeated flag win, as kustomize overlays append flags", () => {
     expect(parseOperatorConfig(["--check-interval=30s", "--check-interval=5s"], {}).checkIntervalMs).toBe(
       5_000,
@@ -72,6 +103,15 @@ describe("parseOperatorConfig", () => {
       message: /--metrics-port serves HTTPS with the certificate the webhooks keep/,
     },
     { args: ["--no-such-flag"], message: /Unknown option '--no-such-flag'.*--help/ },
+    {
+      args: ["--rightsizing-cpu-mode=patch"],
+      message: /--rightsizing-cpu-mode must be one of off, audit, auto-patch, got "patch"/,
+    },
+    { args: ["--rightsizing-interval=30s"], message: /--rightsizing-interval must be at least 1m/ },
+    {
+      args: ["--prometheus-cluster-label=prod"],
+      message: /--prometheus-cluster-label must be LABEL=VALUE, such as cluster=prod-eu/,
+    },
   ])("refuses $args with a message that says what to fix", ({ args, message }) => {
     expect(() => parseOperatorConfig(args, {})).toThrow(ConfigError);
     expect(() => parseOperatorConfig(args, {})).toThrow(message);

@@ -29,6 +29,8 @@ export type ClockAction = "pause" | "wake" | "stay";
 export type ClockOutcome = {
   action: ClockAction;
   reason: string;
+  /** Set when the forecast decided: a pause it vetoed, or a wake ahead of forecast activity. */
+  byForecast?: "veto" | "prewake";
   /** When the answer could next change without new input (for requeueing); null if only new input changes it. */
   nextCheckAtMs: number | null;
 };
@@ -51,6 +53,7 @@ function decidePaused(input: ClockInput): ClockOutcome {
       action: "wake",
       reason: `pre-wake: ${forecast?.reason ?? "activity forecast"}`,
       nextCheckAtMs: null,
+      byForecast: "prewake",
     };
   }
   return {
@@ -83,7 +86,12 @@ function decideAwake(input: ClockInput): ClockOutcome {
     };
   }
   if (forecast?.vetoPause) {
-    return { action: "stay", reason: `pause vetoed: ${forecast.reason}`, nextCheckAtMs: null };
+    return {
+      action: "stay",
+      reason: `pause vetoed: ${forecast.reason}`,
+      nextCheckAtMs: null,
+      byForecast: "veto",
+    };
   }
   return {
     action: "pause",

@@ -12,7 +12,7 @@ import type {
   V1Namespace,
   V1StatefulSet,
 } from "@kubernetes/client-node";
-import { annotations } from "../../api/keys.ts";
+import { annotations, conditionTypes } from "../../api/keys.ts";
 import {
   type ManagedWorkload,
   type ManagedWorkloadStatus,
@@ -203,7 +203,7 @@ export async function startManagedWorkloadController(
     for (const w of decision.writes) {
       if (w.kind !== "scale") continue;
       if (w.to === 0) deps.lifecycle?.recordPause();
-      else if (w.from === 0) deps.lifecycle?.recordWake(decision.status.lastActivity?.source ?? "unknown");
+      else if (w.from === 0) deps.lifecycle?.recordWake(wakeSource(decision.status));
     }
   }
 
@@ -237,6 +237,13 @@ export async function startManagedWorkloadController(
       await queue?.shutdown({ deadlineMs: 10_000 });
     },
   };
+}
+
+/** What woke a workload, for the wakes metric: the forecast, or the source of its last activity. */
+function wakeSource(status: ManagedWorkloadStatus): string {
+  const paused = status.conditions?.find((c) => c.type === conditionTypes.paused);
+  if (paused?.reason === "PreWake") return "forecast";
+  return status.lastActivity?.source ?? "unknown";
 }
 
 /** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */

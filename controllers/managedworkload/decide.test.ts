@@ -319,6 +319,52 @@ describe("decide: the pause and wake lifecycle", () => {
   });
 });
 
+describe("decide: what the forecast decided shows in the Paused condition", () => {
+  const pausedCondition = (d: ReturnType<typeof decide>) =>
+    d.status.conditions?.find((c) => c.type === "Paused");
+  it.each([
+    {
+      name: "a vetoed pause is reason ForecastVeto, with the forecast's why",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        forecast: { vetoPause: true, prewakeAtMs: null, reason: "activity forecast at 10:20" },
+      }),
+      reason: "ForecastVeto",
+      message: /pause vetoed: activity forecast at 10:20/,
+    },
+    {
+      name: "an awake workload the forecast did not speak for stays reason Active",
+      obs: observe({ mw: mw({}, awakeFor(10)) }),
+      reason: "Active",
+      message: /awake/,
+    },
+    {
+      name: "a pre-wake is reason PreWake",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        forecast: { vetoPause: false, prewakeAtMs: t0 - 1_000, reason: "activity forecast at 10:10" },
+      }),
+      reason: "PreWake",
+      message: /pre-wake: activity forecast at 10:10/,
+    },
+    {
+      name: "a wake on activity is reason Resumed",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+      }),
+      reason: "Resumed",
+      message: /resumed to 3 replicas/,
+    },
+  ])("$name", ({ obs, reason, message }) => {
+    const c = pausedCondition(decide(obs));
+    expect(c?.status).toBe("False");
+    expect(c?.reason).toBe(reason);
+    expect(c?.message).toMatch(message);
+  });
+});
+
 describe("decide: kubectl napwake requests", () => {
   const requested = (pause: number, resume: number) => ({
     annotations: { [annotations.pauseRequested]: iso(pause), [annotations.resumeRequested]: iso(resume) },

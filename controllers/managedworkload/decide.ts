@@ -297,7 +297,7 @@ function whilePaused(
         ...status,
         ...(activity ? { lastActivity: { time: iso(activity.ms), source: activity.source } } : {}),
       },
-      "Resumed",
+      wake.byForecast === "prewake" ? "PreWake" : "Resumed",
       note,
     );
     return {
@@ -364,6 +364,8 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
       });
   const requeue = untilNext(obs, clock.nextCheckAtMs, obs.settings.checkIntervalMs);
   if (clock.action !== "pause") {
+    // A vetoed pause says so where people look: the Paused condition.
+    if (clock.byForecast === "veto") next = notPaused(obs, next, "ForecastVeto", clock.reason);
     return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, inDryRun(obs) ? "DryRun" : "Awake");
   }
   const unknown = manual ? null : unknownActivity(obs);

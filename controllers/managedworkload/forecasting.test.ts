@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
+import {
+  createEngine,
+  encodeEngine,
+  forecastConfig,
+  observeAll,
+  SLOT_MS,
+  slotOf,
+} from "../../forecast/index.ts";
+import { ForecastBook, type PredictionStatus } from "./forecasting.ts";
+
+const t0 = Date.parse("2026-11-02T00:00:00Z");
+const hour = 3_600_000;
+
+function mw(spec: Partial<ManagedWorkload["spec"]> = {}, prediction?: PredictionStatus): ManagedWorkload {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name: "web.deployment", namespace: "shop" },
+    spec: { targetRef: { kind: "Deployment", name: "web" }, ...spec },
+    ...(prediction ? { status: { prediction } } : {}),
+  };
+}
+
+/** An engine that learned `days` of a daily 10:00-12:00 pattern up to `untilMs`. */
+function learnedState(untilMs: number, days: number): string {
+  const config = forecastConfig();
+  const first = slotOf(untilMs) - days * 96;
+  const points = Array.from({ length: days * 96 }, (_, i) => {
+    const slot = first + i;
+    const hourOfDay = new Date(slot * SLOT_MS).getUTCHours();
+    return { slot, value: hourOfDay >= 10 && hourOfDay < 12 ? 1 : 0 };
+  });
+  const encoded = encodeEngine(observeAll(createEngine(config), points, config).engine);
+  if (!encoded.ok) throw new Error(encoded.error.message);
+  return encoded.value;
+}
+
+describe("the forecast book", () => {
+  it("starts learning a workload it has no state for, and gives no advice while learning", () => {
+    const look = new ForecastBook().look("shop/web.deployment", mw(), t0, 30 * 60_000);
+    expect(look.advice).toBeNull();
+    expect(look.prediction?.phase).toBe("learning");
+    expect(look.prediction?.state).toBeDefined();
+    expect(look.notices).toEqual([]);
+  });
+
+  it("gives nothing, and forgets, when the spec turns forecasting off", () => {
+    const book = new ForecastBook();
+    book.look("k", mw(), t0, 30 * 60_000);
+    const look = book.look("k", mw({ forecast: { enabled: false } }), t0 + hour, 30 * 60_000);
+    expect(look).toEqual({ advice: null, prediction: undefined, notices: [] });
+  });
+
+  it("discards a saved state it cannot read, says so, and learns again", () => {
+    const look = new ForecastBook().look(
+      "k",
+      mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" }),
+      t0,
+      30 * 60_000,
+    );
+    expect(look.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
+    expect(look.prediction?.phase).toBe("learning");
+  });
+
+  it("restores a saved state and, from it, vetoes a pause before the daily traffic", () => {
+    const now = Date.parse("2026-11-23T09:45:00Z");
+    const state = learnedState(now, 21);
+    const look = new ForecastBook().look("k", mw({}, { phase: "x", confidence: 0, state }), now, 30 * 60_000);
+    expect(look.prediction?.phase).toMatch(/^active/);
+    expect(look.advice?.vetoPause).toBe(true);
+    expect(look.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
+  });
+
+  it("learns an active slot from the activity it was told of", () => {
+    const book = new ForecastBook();
+    book.look("k", mw(), t0, 30 * 60_000);
+    book.noteActivity("k", t0 + 60_000);
+    const later = book.look("k", mw(), t0 + 20 * 60_000, 30 * 60_000);
+    const state = JSON.parse(later.prediction?.state ?? "{}") as Record<string, unknown>;
+    expect(state).toBeTypeOf("object");
+    // The closed slot was learned: the engine is one slot further.
+    expect(later.prediction?.phase).toBe("learning");
+  });
+});
