@@ -2,7 +2,7 @@
  * The plugin's command line: from argv to a Command (plain data) or a usage error. Pure.
  * Exit codes: 0 ok, 1 error, 2 usage.
  */
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 
 export const exitCodes = { ok: 0, error: 1, usage: 2 } as const;
 
@@ -139,21 +139,35 @@ export function parseCommand(argv: readonly string[]): Command {
   );
 }
 
-function parseRequest(action: Action, argv: string[]): Command {
-  const help = commandHelp[action] ?? usage;
-  let values: { namespace?: string; kubeconfig?: string; context?: string; help?: boolean };
-  let positionals: string[];
+type Flags = {
+  namespace?: string;
+  kubeconfig?: string;
+  context?: string;
+  help?: boolean;
+  "all-namespaces"?: boolean;
+  output?: string;
+};
+
+/** The flags and positionals of one command, or the usage error (or help) to answer with. */
+function parseFlags(
+  argv: string[],
+  options: ParseArgsConfig["options"],
+  help: string,
+): { values: Flags; positionals: string[] } | Command {
+  let parsed: { values: Flags; positionals: string[] };
   try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: connectionOptions,
-      allowPositionals: true,
-      strict: true,
-    }));
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as typeof parsed;
   } catch (err) {
     return usageError(flagError(err), help);
   }
-  if (values.help) return { kind: "help", text: help };
+  return parsed.values.help ? { kind: "help", text: help } : parsed;
+}
+
+function parseRequest(action: Action, argv: string[]): Command {
+  const help = commandHelp[action] ?? usage;
+  const parsed = parseFlags(argv, connectionOptions, help);
+  if ("kind" in parsed) return parsed;
+  const { values, positionals } = parsed;
   const [workload, ...extra] = positionals;
   if (workload === undefined) return usageError(`${action} needs a workload, e.g. deployment/web`, help);
   if (extra.length) return usageError(`${action} takes one workload, got ${positionals.join(" ")}`, help);
@@ -167,26 +181,9 @@ function parseRequest(action: Action, argv: string[]): Command {
 
 function parseStatus(argv: string[]): Command {
   const help = commandHelp.status ?? usage;
-  let values: {
-    namespace?: string;
-    kubeconfig?: string;
-    context?: string;
-    help?: boolean;
-    "all-namespaces"?: boolean;
-    output?: string;
-  };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: statusOptions,
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (err) {
-    return usageError(flagError(err), help);
-  }
-  if (values.help) return { kind: "help", text: help };
+  const parsed = parseFlags(argv, statusOptions, help);
+  if ("kind" in parsed) return parsed;
+  const { values, positionals } = parsed;
   if (positionals.length) return usageError(`status takes no arguments, got ${positionals.join(" ")}`, help);
   const allNamespaces = values["all-namespaces"] ?? false;
   if (allNamespaces && values.namespace !== undefined)
@@ -204,25 +201,9 @@ function parseStatus(argv: string[]): Command {
 
 function parseRecommendations(argv: string[]): Command {
   const help = commandHelp.recommendations ?? usage;
-  let values: {
-    namespace?: string;
-    kubeconfig?: string;
-    context?: string;
-    help?: boolean;
-    "all-namespaces"?: boolean;
-  };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: listOptions,
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (err) {
-    return usageError(flagError(err), help);
-  }
-  if (values.help) return { kind: "help", text: help };
+  const parsed = parseFlags(argv, listOptions, help);
+  if ("kind" in parsed) return parsed;
+  const { values, positionals } = parsed;
   const [workload, ...extra] = positionals;
   if (extra.length)
     return usageError(`recommendations takes at most one workload, got ${positionals.join(" ")}`, help);

@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fieldManager } from "../../api/keys.ts";
 import {
@@ -10,6 +9,7 @@ import {
   rightsizingCrd,
   rightsizingName,
 } from "../../api/rightsizing.ts";
+import { applyStatusIfUnchanged } from "../../kube/apply.ts";
 import {
   type Clients,
   clusterClients,
@@ -129,24 +129,13 @@ describe("the Rightsizing CRD", () => {
     }) as Promise<Rightsizing>;
   /** As the operator writes status: server-side apply to the status subresource. */
   const applyStatus = (name: string, status: RightsizingStatus) =>
-    clients.custom.patchNamespacedCustomObjectStatus(
-      {
-        group,
-        version,
-        plural,
-        namespace,
-        name,
-        body: {
-          apiVersion: rightsizingCrd.apiVersion,
-          kind: rightsizingCrd.kind,
-          metadata: { name },
-          status,
-        },
-        fieldManager,
-        force: true,
-      },
-      setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
-    ) as Promise<Rightsizing>;
+    applyStatusIfUnchanged(
+      clients.custom,
+      rightsizingCrd,
+      { apiVersion: rightsizingCrd.apiVersion, kind: rightsizingCrd.kind, metadata: { name, namespace } },
+      status,
+      fieldManager,
+    );
 
   const kubectl = async (...args: string[]) => {
     const { binDir, kubeconfig } = clients.info;
@@ -170,7 +159,8 @@ describe("the Rightsizing CRD", () => {
       body: { ...created, status: fullStatus },
     })) as Rightsizing;
     expect(replaced.status).toBeUndefined();
-    expect((await applyStatus(name, fullStatus)).status).toEqual(fullStatus);
+    await applyStatus(name, fullStatus);
+    expect((await read(name)).status).toEqual(fullStatus);
     expect((await read(name)).status).toEqual(fullStatus);
   });
 
@@ -187,24 +177,14 @@ describe("the Rightsizing CRD", () => {
       reason: "Ready",
       message: "every container has a recommendation",
     };
-    const merged = (await clients.custom.patchNamespacedCustomObjectStatus(
-      {
-        group,
-        version,
-        plural,
-        namespace,
-        name,
-        body: {
-          apiVersion: rightsizingCrd.apiVersion,
-          kind: rightsizingCrd.kind,
-          metadata: { name },
-          status: { containers: [app], conditions: [ready] },
-        },
-        fieldManager: "napwake-test-second",
-        force: true,
-      },
-      setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
-    )) as Rightsizing;
+    await applyStatusIfUnchanged(
+      clients.custom,
+      rightsizingCrd,
+      { apiVersion: rightsizingCrd.apiVersion, kind: rightsizingCrd.kind, metadata: { name, namespace } },
+      { containers: [app], conditions: [ready] },
+      "napwake-test-second",
+    );
+    const merged = await read(name);
     expect(merged.status?.containers?.map((c) => c.name)).toEqual(["app", "sidecar"]);
     expect(merged.status?.containers?.[0]).toMatchObject({
       current: { cpuRequest: "1", memoryRequest: "512Mi" },

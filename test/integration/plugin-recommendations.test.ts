@@ -2,11 +2,11 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fieldManager } from "../../api/keys.ts";
 import { type RightsizingStatus, rightsizingCrd, rightsizingName } from "../../api/rightsizing.ts";
 import type { WorkloadKind } from "../../api/rightsizingpolicy.ts";
+import { applyStatusIfUnchanged } from "../../kube/apply.ts";
 import { type Clients, clusterClients, createTestNamespace, deleteTestNamespace } from "./cluster.ts";
 import { installCrd, repoRoot } from "./crds.ts";
 
@@ -77,23 +77,12 @@ describe("kubectl napwake recommendations on the real control plane", () => {
       },
     });
     if (!status) return;
-    await clients.custom.patchNamespacedCustomObjectStatus(
-      {
-        group,
-        version,
-        plural,
-        namespace,
-        name,
-        body: {
-          apiVersion: rightsizingCrd.apiVersion,
-          kind: rightsizingCrd.kind,
-          metadata: { name },
-          status,
-        },
-        fieldManager,
-        force: true,
-      },
-      setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
+    await applyStatusIfUnchanged(
+      clients.custom,
+      rightsizingCrd,
+      { apiVersion: rightsizingCrd.apiVersion, kind: rightsizingCrd.kind, metadata: { name, namespace } },
+      status,
+      fieldManager,
     );
   }
 
