@@ -2,20 +2,23 @@
 // Run inside the cluster's network namespace:
 //   test/cluster/netns-run.sh npx node bench/rightsizing-scale.ts [containers]
 // Starts its own control plane (temporary state), loads the history with promtool (slow: progress is
-// printed), then measures the batched usage source (queries, wall time, memory) and, as the peer in the
+// printed), then measures the operator's recommender run (queries, wall time, memory), the next run from what it
+// learned, and, as the peer in the
 // same run, the naive way: one query per metric per workload (as tools that list pods and query each do).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryUsage, resourceUsage } from "node:process";
-import type { RecommenderState } from "../rightsizing/index.ts";
-import { defaultConfig, emptyState, foldHistory, recommend } from "../rightsizing/index.ts";
+import type { CoveredWorkload } from "../controllers/rightsizing/coverage.ts";
+import { RecommenderMemory, runRecommender } from "../controllers/rightsizing/run.ts";
+import { defaultConfig } from "../rightsizing/index.ts";
+import type { ModeResolution } from "../rightsizing/modes.ts";
 import type { PrometheusClient } from "../rightsizing/prometheus-client.ts";
 import { prometheusClient } from "../rightsizing/prometheus-client.ts";
 import { defaultPromQLConfig, usageQuery } from "../rightsizing/promql.ts";
 import type { UsageTarget } from "../rightsizing/usage-source.ts";
-import { defaultUsageSourceConfig, fetchUsageBatches } from "../rightsizing/usage-source.ts";
+import { defaultUsageSourceConfig } from "../rightsizing/usage-source.ts";
 import { ensureBinaries } from "../test/cluster/binaries.ts";
 import { startControlPlane } from "../test/cluster/control-plane.ts";
 import { type ContainerSeries, containerUsageOpenMetrics } from "../test/cluster/history.ts";
@@ -29,6 +32,14 @@ const CONTAINERS = Number(process.argv[2] ?? 1000);
 const NAMESPACES = 20;
 const CONTAINERS_PER_POD = 2;
 const LOAD_CHUNK = 250;
+
+const audit = { mode: "audit", requested: "audit", source: "global-default" } as const;
+const auditEverywhere: ModeResolution = {
+  cpu: audit,
+  memory: audit,
+  strategy: "in-place",
+  matchedPolicies: [],
+};
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -117,27 +128,47 @@ async function main() {
     const client = countingClient(prometheusClient({ url: cluster.prometheus.url, timeoutMs: 120_000 }));
     const now = Date.now();
 
-    log("batched usage source: fetch, fold and recommend...");
+    log(
+      "batched usage source: the operator's recommender run (probe, fetch, fold, recommend, checkpoint)...",
+    );
+    const covered: CoveredWorkload[] = targets.map((t) => ({
+      kind: "StatefulSet",
+      namespace: t.namespace,
+      name: t.workload,
+      uid: "",
+      replicas: 1,
+      containers: t.containers.map((name) => ({ name })),
+      modes: auditEverywhere,
+    }));
+    const memory = new RecommenderMemory();
+    const run = (nowMs: number) =>
+      runRecommender({
+        client,
+        covered,
+        memory,
+        checkpointOf: () => undefined,
+        settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
+        nowMs,
+        log: { warn: (o, m) => log(`${m} ${JSON.stringify(o)}`) },
+      });
     const batched = await measure(async () => {
-      // Each batch is folded as it arrives and let go; only the learned states are kept.
+      const summary = await run(now);
+      if (!summary.ok) throw new Error(summary.error);
       let recommended = 0;
-      let samples = 0;
-      let foldMs = 0;
-      const states: RecommenderState[] = [];
-      for await (const batch of fetchUsageBatches(client, targets, now, defaultUsageSourceConfig)) {
-        if (!batch.ok) throw new Error(batch.error.message);
-        const foldStarted = performance.now();
-        for (const history of batch.value.histories.values()) {
-          samples += history.samples.length;
-          const state = foldHistory(emptyState(defaultConfig), history, defaultConfig);
-          states.push(state);
-          if (recommend(state, defaultConfig).status === "ok") recommended++;
-        }
-        foldMs += performance.now() - foldStarted;
+      for (const outcome of memory.outcomes.values()) {
+        if (!outcome.ok) continue;
+        for (const c of outcome.containers.values()) if (c.recommendation.status === "ok") recommended++;
       }
-      return { recommended, samples, foldMs, states: states.length };
+      return { recommended, containers: summary.containers };
     });
     const batchedQueries = client.count();
+    log("the next run an hour later, resuming from what the first one learned...");
+    const resumed = await measure(async () => {
+      const summary = await run(now + 60 * MINUTE);
+      if (!summary.ok) throw new Error(summary.error);
+      return summary.queries.length;
+    });
+    const resumedQueries = client.count() - batchedQueries;
 
     log("peer: one query per metric per workload (CPU and memory only)...");
     const naive = await measure(async () => {
@@ -165,30 +196,35 @@ async function main() {
       await Promise.all(Array.from({ length: defaultUsageSourceConfig.concurrency }, worker));
       return jobs.length;
     });
-    const naiveQueries = client.count() - batchedQueries;
+    const naiveQueries = client.count() - batchedQueries - resumedQueries;
 
     const rows = [
       [
-        "batched (napwake)",
+        "batched (napwake run)",
         String(batchedQueries),
         (batched.wallMs / 1000).toFixed(1),
-        (batched.value.foldMs / 1000).toFixed(1),
         batched.rssMiB.toFixed(0),
         batched.heapMiB.toFixed(0),
+      ],
+      [
+        "next run, from checkpoints",
+        String(resumedQueries),
+        (resumed.wallMs / 1000).toFixed(1),
+        resumed.rssMiB.toFixed(0),
+        resumed.heapMiB.toFixed(0),
       ],
       [
         "one query per workload",
         String(naiveQueries),
         (naive.wallMs / 1000).toFixed(1),
-        "-",
         naive.rssMiB.toFixed(0),
         naive.heapMiB.toFixed(0),
       ],
     ];
     process.stdout.write(
       `\nRightsizing at scale: ${CONTAINERS} containers (${targets.length} workloads in ${NAMESPACES} namespaces), 14 days at a 5 m step\n` +
-        `recommendations: ${batched.value.recommended} ok, ${batched.value.samples} samples folded\n\n` +
-        `${table(["method", "queries", "wall s", "fold+recommend s", "peak RSS +MiB", "peak heap +MiB"], rows)}\n\n` +
+        `recommendations: ${batched.value.recommended} ok of ${batched.value.containers} containers with history\n\n` +
+        `${table(["method", "queries", "wall s", "peak RSS +MiB", "peak heap +MiB"], rows)}\n\n` +
         `queries: ${(naiveQueries / batchedQueries).toFixed(0)}x fewer batched; wall time: ${(naive.wallMs / batched.wallMs).toFixed(1)}x (the peer fetches CPU and memory only)\n` +
         `process max RSS over the whole run (history generation included): ${(resourceUsage().maxRSS / 1024).toFixed(0)} MiB\n`,
     );
