@@ -2,9 +2,9 @@
 // Run inside the cluster's network namespace:
 //   test/cluster/netns-run.sh npx node bench/rightsizing-scale.ts [containers]
 // Starts its own control plane (temporary state), loads the history with promtool (slow: progress is
-// printed), then measures the operator's recommender run (queries, wall time, memory), the next run from what it
-// learned, and, as the peer in the
-// same run, the naive way: one query per metric per workload (as tools that list pods and query each do).
+// printed), then measures the operator's recommender run (queries, wall time, memory), the next run from what
+// it learned, and, as the peer in the same run, the naive way: one query per metric per workload (as tools
+// that list pods and query each do).
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
