@@ -1,4 +1,5 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
+import { type ContainerSeries, containerUsageOpenMetrics } from "./history.ts";
 
 export const demo = { namespace: "demo", name: "hello", port: 80, idleWindow: "2m" } as const;
 
@@ -55,4 +56,28 @@ export function demoManagedWorkload(): KubernetesObject {
       idle: { window: demo.idleWindow, cpuThreshold: "50m" },
     },
   } as KubernetesObject;
+}
+
+/**
+ * Two weeks of the demo's usage, as Prometheus would have scraped it: busy 08:00-18:00 UTC at about 60m CPU
+ * per pod, quiet at 15m otherwise, 50-60 MiB of memory. Loaded before Napwake starts, so its first recommender
+ * run has a recommendation to show (the pods ask for 250m and 128Mi).
+ */
+export function demoHistory(endMs: number): string {
+  const pod = (suffix: string, scale: number): ContainerSeries => ({
+    namespace: demo.namespace,
+    pod: `${demo.name}-6b7c8d9f5d-${suffix}`,
+    container: "web",
+    cpuCores: (t) => {
+      const hour = new Date(t).getUTCHours();
+      const wiggle = 0.8 + 0.4 * Math.abs(Math.sin(t / 3_600_000));
+      return (hour >= 8 && hour < 18 ? 0.06 : 0.015) * wiggle * scale;
+    },
+    memoryBytes: (t) => (50 + 10 * Math.abs(Math.sin(t / 86_400_000))) * 2 ** 20 * scale,
+  });
+  return containerUsageOpenMetrics([pod("aaaaa", 1), pod("bbbbb", 0.9)], {
+    end: endMs,
+    durationMs: 14 * 86_400_000,
+    stepMs: 5 * 60_000,
+  });
 }

@@ -21,7 +21,7 @@ import { harnessFieldManager } from "./bootstrap.ts";
 import { dialTcp, dialUnix, listen, type PipeServer, pipeServer } from "./bridge.ts";
 import { kubeconfigYaml } from "./cluster-pki.ts";
 import { startControlPlane } from "./control-plane.ts";
-import { demo, demoManagedWorkload, demoObjects } from "./demo.ts";
+import { demo, demoHistory, demoManagedWorkload, demoObjects } from "./demo.ts";
 import { network, ports } from "./layout.ts";
 import {
   applyOverlay,
@@ -173,6 +173,10 @@ pauses it ${demo.idleWindow} after it first sees it awake, remembering its repli
   kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it to exactly its old count
   kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now
 
+It also recommends requests from two weeks of the demo's usage in Prometheus (audit: nothing is changed):
+  kubectl napwake recommendations -n ${demo.namespace}   # current, recommended, change, mode, why
+  kubectl get rightsizings -A
+
 Its admission webhooks stamp napwake.dev/managed-by on managed workloads and refuse bad napwake metadata:
   kubectl -n ${demo.namespace} annotate deploy ${demo.name} napwake.dev/paused-from=abc   # refused, with the fix
 
@@ -279,6 +283,8 @@ async function inner(config: SandboxConfig): Promise<void> {
   const services = await startServiceClient(kc);
   const objects = KubernetesObjectApi.makeApiClient(kc);
   await serverSideApply(objects, demoObjects(), harnessFieldManager);
+  process.stderr.write("sandbox: loading two weeks of the demo's usage into Prometheus...\n");
+  await cluster.prometheus.loadHistory(demoHistory(Date.now() - 10 * 60_000));
   // Napwake installed from its sandbox overlay, as `kubectl apply -k` installs it anywhere; the operator runs
   // as a process here (kwok runs no containers), as the install's ServiceAccount, behind the install's
   // Services (their EndpointSlices point at the process).
