@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
-import {
-  createEngine,
-  encodeEngine,
-  forecastConfig,
-  observeAll,
-  SLOT_MS,
-  slotOf,
-} from "../../forecast/index.ts";
+import { dailyPatternState } from "./forecast-fixtures.ts";
 import { ForecastBook, type PredictionStatus } from "./forecasting.ts";
 
 const t0 = Date.parse("2026-11-02T00:00:00Z");
@@ -21,20 +14,6 @@ function mw(spec: Partial<ManagedWorkload["spec"]> = {}, prediction?: Prediction
     spec: { targetRef: { kind: "Deployment", name: "web" }, ...spec },
     ...(prediction ? { status: { prediction } } : {}),
   };
-}
-
-/** An engine that learned `days` of a daily 10:00-12:00 pattern up to `untilMs`. */
-function learnedState(untilMs: number, days: number): string {
-  const config = forecastConfig();
-  const first = slotOf(untilMs) - days * 96;
-  const points = Array.from({ length: days * 96 }, (_, i) => {
-    const slot = first + i;
-    const hourOfDay = new Date(slot * SLOT_MS).getUTCHours();
-    return { slot, value: hourOfDay >= 10 && hourOfDay < 12 ? 1 : 0 };
-  });
-  const encoded = encodeEngine(observeAll(createEngine(config), points, config).engine);
-  if (!encoded.ok) throw new Error(encoded.error.message);
-  return encoded.value;
 }
 
 describe("the forecast book", () => {
@@ -66,7 +45,7 @@ describe("the forecast book", () => {
 
   it("restores a saved state and, from it, vetoes a pause before the daily traffic", () => {
     const now = Date.parse("2026-11-23T09:45:00Z");
-    const state = learnedState(now, 21);
+    const state = dailyPatternState(now, 21);
     const look = new ForecastBook().look("k", mw({}, { phase: "x", confidence: 0, state }), now, 30 * 60_000);
     expect(look.prediction?.phase).toMatch(/^active/);
     expect(look.advice?.vetoPause).toBe(true);

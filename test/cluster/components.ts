@@ -80,6 +80,9 @@ export function apiServerCommand({ binDir, pki }: ComponentInputs): ComponentCom
   };
 }
 
+/** Client rate limits of the controller-manager and scheduler, raised as kwokctl raises them for scale tests. */
+const apiRateLimits = ["--kube-api-qps=500", "--kube-api-burst=1000"];
+
 export function controllerManagerCommand({ binDir, pki, kubeconfigs }: ComponentInputs): ComponentCommand {
   return {
     name: "kube-controller-manager",
@@ -101,6 +104,9 @@ export function controllerManagerCommand({ binDir, pki, kubeconfigs }: Component
       "--allocate-node-cidrs=false",
       // The HPA reads metrics.k8s.io; sync it often so tests need not wait long.
       "--horizontal-pod-autoscaler-sync-period=5s",
+      // Thousands of workloads (bench/operator-scale.ts) need their ReplicaSets and pods made in minutes, not
+      // at the default 20 requests per second.
+      ...apiRateLimits,
       "--profiling=false",
       "--v=1",
     ],
@@ -118,6 +124,7 @@ export function schedulerCommand({ binDir, kubeconfigs }: ComponentInputs): Comp
       "--bind-address=127.0.0.1",
       `--secure-port=${ports.scheduler}`,
       "--leader-elect=false",
+      ...apiRateLimits,
       "--profiling=false",
       "--v=1",
     ],

@@ -1,0 +1,22 @@
+// For tests: a forecast engine's saved state after a known pattern, as an operator would have saved it.
+import {
+  createEngine,
+  encodeEngine,
+  forecastConfig,
+  observeAll,
+  SLOT_MS,
+  slotOf,
+} from "../../forecast/index.ts";
+
+/** The state after `days` of activity every day from `fromHour` to `toHour` UTC, learned up to `untilMs`. */
+export function dailyPatternState(untilMs: number, days: number, fromHour = 10, toHour = 12): string {
+  const config = forecastConfig();
+  const first = slotOf(untilMs) - days * 96;
+  const points = Array.from({ length: days * 96 }, (_, i) => {
+    const hourOfDay = new Date((first + i) * SLOT_MS).getUTCHours();
+    return { slot: first + i, value: hourOfDay >= fromHour && hourOfDay < toHour ? 1 : 0 };
+  });
+  const encoded = encodeEngine(observeAll(createEngine(config), points, config).engine);
+  if (!encoded.ok) throw new Error(encoded.error.message);
+  return encoded.value;
+}
