@@ -20,6 +20,8 @@ export const EMPTY_ACCURACY: AccuracyRecord = {
 
 /** Nominal coverage below which the confidence starts to shrink (intervals are ~95 %). */
 const TARGET_COVERAGE = 0.9;
+/** Coverage at which the confidence reaches zero: intervals that miss this often say nothing. */
+const COVERAGE_FLOOR = 0.5;
 /** Keeps the error ratio defined on series that are (almost) always zero. */
 const SQUARED_ERROR_FLOOR = 0.0025;
 
@@ -45,8 +47,9 @@ export function recordAccuracy(
 
 /**
  * 0..1: 1 - ratio/2 where ratio = model RMSE / seasonal-naive RMSE (so 0.5 means "as good as
- * seasonal-naive"), scaled down when interval coverage falls below target. Squared error, like the
- * fit, so a slightly non-zero forecast on quiet nights does not outweigh the busy hours.
+ * seasonal-naive"), scaled down linearly as interval coverage falls from its target to its floor.
+ * Squared error, like the fit, so a slightly non-zero forecast on quiet nights does not outweigh the
+ * busy hours.
  */
 export function confidenceOf(record: AccuracyRecord): number {
   if (record.scored === 0) return 0;
@@ -54,7 +57,7 @@ export function confidenceOf(record: AccuracyRecord): number {
     (record.modelSquaredError + SQUARED_ERROR_FLOOR) / (record.naiveSquaredError + SQUARED_ERROR_FLOOR),
   );
   const skill = clamp01(1 - ratio / 2);
-  return skill * clamp01(record.coverage / TARGET_COVERAGE);
+  return skill * clamp01((record.coverage - COVERAGE_FLOOR) / (TARGET_COVERAGE - COVERAGE_FLOOR));
 }
 
 function clamp01(x: number): number {

@@ -3,6 +3,8 @@ import { decodeEngine, encodeEngine, MAX_STATE_BYTES } from "./codec.ts";
 import { forecastConfig } from "./config.ts";
 import { createEngine, observeAll } from "./engine.ts";
 import { forecastSlots } from "./forecast.ts";
+import { MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
+import { NO_SILENCE } from "./silence.ts";
 import { officeSeries } from "./testing.ts";
 
 const config = forecastConfig();
@@ -27,10 +29,27 @@ describe("engine state serialisation", () => {
     expect(restored.phase).toBe(trained.phase);
     expect(restored.nextSlot).toBe(trained.nextSlot);
     expect(restored.accuracy).toEqual(trained.accuracy);
+    expect(restored.burstSize).toBe(trained.burstSize);
+    expect(restored.silence).toEqual(trained.silence);
     const before = forecastSlots(trained, trained.nextSlot ?? 0, 96, config);
     const after = forecastSlots(restored, restored.nextSlot ?? 0, 96, config);
     after.forEach((point, i) => {
       expect(point.mean).toBeCloseTo(before[i]?.mean ?? Number.NaN, 2);
+    });
+  });
+
+  it.each([
+    { name: "an occupancy engine's burst size", engine: { ...trained, burstSize: OCCUPANCY } },
+    {
+      name: "a silence in progress",
+      engine: { ...trained, silence: { slots: 3, evidence: 4.5, quietRun: 1 } },
+    },
+  ])("round-trips $name", ({ engine }) => {
+    const text = encodeEngine(engine);
+    const decoded = text.ok ? decodeEngine(text.value, config) : text;
+    expect(decoded.ok && decoded.value).toMatchObject({
+      burstSize: engine.burstSize,
+      silence: engine.silence,
     });
   });
 
@@ -59,6 +78,12 @@ describe("engine state serialisation", () => {
     };
     const decoded = decodeEngine(JSON.stringify(v1), config);
     expect(decoded).toMatchObject({ ok: true, value: { phase: "learning", firstSlot: 100, nextSlot: 101 } });
+    // Fields added later read as their neutral values.
+    expect(decoded.ok && decoded.value).toMatchObject({
+      missedRun: 0,
+      burstSize: MIN_BURST_SIZE,
+      silence: NO_SILENCE,
+    });
   });
 
   const mutate = (change: (wire: Record<string, unknown>) => void) => {
@@ -107,6 +132,14 @@ describe("engine state serialisation", () => {
       text: () =>
         mutate((w) => {
           w.m = null;
+        }),
+      code: "invalid",
+    },
+    {
+      name: "a malformed silence",
+      text: () =>
+        mutate((w) => {
+          w.si = [1, "x", 0];
         }),
       code: "invalid",
     },

@@ -7,7 +7,9 @@ import { type ForecastConfig, historySlots } from "./config.ts";
 import { type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
 import { DAY_SLOTS, positiveModulo, WEEK_SLOTS } from "./grid.ts";
 import type { HwParams } from "./holt-winters.ts";
+import { MAX_BURST_SIZE, MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
 import { err, ok, type Result } from "./result.ts";
+import { NO_SILENCE, type Silence } from "./silence.ts";
 
 export const STATE_VERSION = 1;
 export const MAX_STATE_BYTES = 8 * 1024;
@@ -27,6 +29,10 @@ type WireV1 = {
   ar: number;
   /** Missed-forecast run; absent in states written before it existed (read as 0). */
   mr?: number;
+  /** Silence: slots, evidence, quiet run; absent in states written before it existed (read as none). */
+  si?: [number, number, number];
+  /** Calibrated burst size; absent in states written before it existed (read as 1 until the next refit). */
+  bs?: number;
   /** model squared error, naive squared error, coverage, scored */
   acc: [number, number, number, number];
   /** History in time order ending at ns - 1, uint16 scaled by hs; 65535 = gap. */
@@ -69,6 +75,8 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     lr: engine.lastRefitSlot,
     ar: engine.anomalyRun,
     mr: engine.missedRun,
+    si: [engine.silence.slots, engine.silence.evidence, engine.silence.quietRun],
+    bs: engine.burstSize,
     acc: [
       engine.accuracy.modelSquaredError,
       engine.accuracy.naiveSquaredError,
@@ -202,6 +210,8 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
     },
     anomalyRun: finite(raw.ar, "ar"),
     missedRun: raw.mr === undefined ? 0 : finite(raw.mr, "mr"),
+    silence: raw.si === undefined ? NO_SILENCE : readSilence(raw.si),
+    burstSize: raw.bs === undefined ? MIN_BURST_SIZE : clampBurstSize(finite(raw.bs, "bs")),
   };
 }
 
@@ -236,6 +246,16 @@ function readModelV1(raw: unknown, nextSlot: number | null) {
       nextSlot,
     } as const,
   };
+}
+
+function readSilence(raw: unknown): Silence {
+  const [slots, evidence, quietRun] = array(raw, 3, "si").map((v, i) => finite(v, `si[${i}]`));
+  return { slots: slots ?? 0, evidence: evidence ?? 0, quietRun: quietRun ?? 0 };
+}
+
+function clampBurstSize(value: number): number {
+  if (value === OCCUPANCY) return OCCUPANCY;
+  return Math.min(MAX_BURST_SIZE, Math.max(MIN_BURST_SIZE, value));
 }
 
 function bytesOf(encoded: string, expectedBytes: number, field: string): DataView {

@@ -27,7 +27,11 @@ export type ForecastConfig = {
   refitEverySlots: number;
   /** Scored one-step forecasts needed before `shadow` may turn active. */
   minScoredSlots: number;
-  /** Confidence at or above which `shadow` turns active. */
+  /**
+   * Confidence at or above which `shadow` turns active. 0.5 is "as good as seasonal-naive with the
+   * intervals holding": a workload whose week repeats exactly (scheduled jobs) is forecast no better
+   * than by last week, and that is good enough to act on.
+   */
   activateAt: number;
   /** Confidence below which an active engine drops back to `shadow` (hysteresis with `activateAt`). */
   deactivateBelow: number;
@@ -58,16 +62,29 @@ export type ForecastConfig = {
   /** Cap on objective evaluations of one fit (each is one pass over the history). */
   fitMaxEvaluations: number;
   /**
-   * Forecast activity per slot at or above which the slot counts as "activity expected": by default
-   * at least one request expected in the 15 minutes.
+   * Chance of any activity in a slot (see `probability.ts`) at or above which the slot counts as
+   * "activity expected": worth a pre-wake, and a reason to veto a pause. At chance p per 15-min slot,
+   * bursts come at -4 ln(1 - p) an hour, the cold starts an awake hour then saves: 0.35 is a break-even
+   * of about 1.7 cold starts per awake hour.
    */
+  activityProbability: number;
+  /** Optional floor on the forecast mean of a slot with activity expected (0: the chance alone decides). */
   activityThreshold: number;
-  /** Wake this long before the first slot with activity expected. */
+  /** Wake this long before the first slot with activity expected (the wake itself takes time). */
   prewakeLeadMs: number;
   /**
-   * After this many slots in a row where activity was forecast but none came (a holiday, a changed
-   * schedule), pre-wake and veto are suspended until activity returns or a quiet slot is forecast.
-   * Off by default (Infinity): in the replay it saved awake hours but cost more cold starts.
+   * Pre-wake and veto are suspended while the current silence (a holiday, a changed schedule, a weekend
+   * a daily-only model takes for a working day) had less than this chance under the forecasts made as
+   * it went (see `silence.ts`); they resume with the next activity, or after `missedResetQuietSlots`
+   * slots where none was expected. 0: never.
+   */
+  missedLikelihood: number;
+  /** This many slots in a row with no activity expected end a silence: what is expected next starts afresh. */
+  missedResetQuietSlots: number;
+  /**
+   * After this many slots in a row where activity was forecast but none came, pre-wake and veto are
+   * suspended until activity returns or a quiet slot is forecast. Off by default (Infinity):
+   * `missedLikelihood` does the same job weighted by how sure the forecast was.
    */
   suspendAfterMissedSlots: number;
   /** How far ahead `prewakeAt` / next activity is searched, in slots. */
@@ -82,7 +99,7 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   weeklyAfterDays: 14,
   refitEverySlots: DAY_SLOTS,
   minScoredSlots: DAY_SLOTS,
-  activateAt: 0.55,
+  activateAt: 0.5,
   deactivateBelow: 0.45,
   accuracyHalfLifeSlots: 2 * DAY_SLOTS,
   intervalZ: 1.96,
@@ -102,8 +119,11 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
     phi: [0, 0.9],
   },
   fitMaxEvaluations: 160,
-  activityThreshold: 1,
-  prewakeLeadMs: 10 * 60 * 1000,
+  activityProbability: 0.35,
+  activityThreshold: 0,
+  prewakeLeadMs: 2 * 60 * 1000,
+  missedLikelihood: 0.005,
+  missedResetQuietSlots: 4,
   suspendAfterMissedSlots: Number.POSITIVE_INFINITY,
   prewakeSearchSlots: DAY_SLOTS,
   maxGapSlots: 7 * DAY_SLOTS,

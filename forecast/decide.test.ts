@@ -3,7 +3,7 @@ import { forecastConfig } from "./config.ts";
 import { clockAdvice, decide } from "./decide.ts";
 import { createEngine, type ForecastEngine, observeAll } from "./engine.ts";
 import { forecastSlots } from "./forecast.ts";
-import { DAY_SLOTS, slotStartMs } from "./grid.ts";
+import { DAY_SLOTS, type GridPoint, slotStartMs } from "./grid.ts";
 import { officeSeries } from "./testing.ts";
 
 const config = forecastConfig();
@@ -21,15 +21,26 @@ describe("forecast decisions", () => {
     expect(width(80)).toBeGreaterThanOrEqual(width(0));
   });
 
+  const lead = config.prewakeLeadMs / MINUTE;
   it.each([
-    { name: "pre-wakes 10 minutes before forecast activity", at: 3 * 60, prewake: 8 * 60 - 10, veto: false },
+    {
+      name: "pre-wakes the lead time before forecast activity",
+      at: 3 * 60,
+      prewake: 8 * 60 - lead,
+      veto: false,
+    },
     {
       name: "vetoes a pause when activity is forecast within the idle window",
       at: 7 * 60 + 50,
-      prewake: 8 * 60 - 10,
+      prewake: 8 * 60 - lead,
       veto: true,
     },
-    { name: "vetoes a pause during forecast working hours", at: 11 * 60, prewake: 11 * 60 - 10, veto: true },
+    {
+      name: "vetoes a pause during forecast working hours",
+      at: 11 * 60,
+      prewake: 11 * 60 - lead,
+      veto: true,
+    },
   ])("$name", ({ at, prewake, veto }) => {
     const nowMs = slotStartMs(mondaySlot(0)) + at * MINUTE;
     const decision = decide(trained, { nowMs, idleWindowMs: 15 * MINUTE }, config);
@@ -71,5 +82,58 @@ describe("forecast decisions", () => {
     const decision = decide(createEngine(config), { nowMs: 0, idleWindowMs: 15 * MINUTE }, config);
     expect(decision).toMatchObject({ vetoPause: false, prewakeAtMs: null, actionable: false });
     expect(decision.prewakeReason.code).toBe("no-forecast");
+  });
+
+  describe("when forecast activity does not come", () => {
+    /** `source` after learning Monday up to minute `upTo`, with activity in [activeFrom, activeUntil). */
+    function learnedUntil(
+      source: ForecastEngine,
+      upTo: number,
+      activeFrom = Number.POSITIVE_INFINITY,
+      activeUntil = Number.POSITIVE_INFINITY,
+    ): ForecastEngine {
+      const start = source.nextSlot ?? 0;
+      const points: GridPoint[] = Array.from({ length: upTo / 15 }, (_, i) => ({
+        slot: start + i,
+        value: i * 15 >= activeFrom && i * 15 < activeUntil ? 1 : 0,
+      }));
+      return observeAll(source, points, config).engine;
+    }
+    const at = (minutes: number) => slotStartMs(mondaySlot(0)) + minutes * MINUTE;
+    const occupancy = observeAll(
+      createEngine(config),
+      officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) })),
+      config,
+    ).engine;
+
+    it.each([
+      { name: "keeps advising after two silent working slots", learned: 8 * 60 + 30, suspended: false },
+      { name: "suspends advice after three silent working slots", learned: 8 * 60 + 45, suspended: true },
+      {
+        name: "resumes once activity comes back",
+        learned: 9 * 60 + 15,
+        activeFrom: 9 * 60,
+        suspended: false,
+      },
+      {
+        name: "starts afresh after a quiet night (a holiday does not silence the next day)",
+        learned: DAY_SLOTS * 15 + 7 * 60 + 45,
+        suspended: false,
+      },
+    ])("$name", ({ learned, activeFrom, suspended }) => {
+      const engine = learnedUntil(trained, learned, activeFrom);
+      const decision = decide(engine, { nowMs: at(learned) + MINUTE, idleWindowMs: 15 * MINUTE }, config);
+      expect(decision.vetoReason.code === "forecast-missed").toBe(suspended);
+      expect(decision.prewakeAtMs === null).toBe(suspended);
+    });
+
+    it("never lets one silent slot suspend advice, however sure the forecast was", () => {
+      const wary = forecastConfig({ missedLikelihood: 0.05 });
+      expect(forecastSlots(occupancy, mondaySlot(40), 1, wary)[0]?.probability).toBeGreaterThan(0.95);
+      const engine = learnedUntil(occupancy, 10 * 60 + 15, 8 * 60, 10 * 60);
+      expect(engine.silence.slots).toBe(1);
+      const decision = decide(engine, { nowMs: at(10 * 60 + 16), idleWindowMs: 15 * MINUTE }, wary);
+      expect(decision.vetoPause).toBe(true);
+    });
   });
 });

@@ -6,6 +6,8 @@ import type { ForecastConfig } from "./config.ts";
 import { confidence, type ForecastEngine, isActive, type Phase, type Reason } from "./engine.ts";
 import { forecastMean } from "./forecast.ts";
 import { SLOT_MS, slotOf, slotStartMs } from "./grid.ts";
+import { activityProbability, isActivityExpected } from "./probability.ts";
+import { silenceLikelihood } from "./silence.ts";
 
 export type VetoCode =
   | "activity-forecast-in-idle-window"
@@ -54,11 +56,8 @@ export function decide(
   const vetoSlots = slotOf(input.nowMs + Math.max(0, input.idleWindowMs - 1)) - firstSlot + 1;
   const searchSlots = Math.max(vetoSlots, config.prewakeSearchSlots);
 
-  if (engine.missedRun >= config.suspendAfterMissedSlots) {
-    const missed = {
-      code: "forecast-missed" as const,
-      message: `forecast activity did not come for ${engine.missedRun} slots; the clock decides until it does`,
-    };
+  const missed = missedReason(engine, config);
+  if (missed) {
     return {
       ...base,
       nextActivityAtMs: null,
@@ -98,13 +97,16 @@ export function decide(
   const prewakeAtMs = slotStartMs(activeSlot) - config.prewakeLeadMs;
   const vetoPause = activeSlot < firstSlot + vetoSlots;
   const at = new Date(activityAtMs).toISOString();
+  const chance = Math.round(
+    100 * activityProbability(forecastMean(engine, activeSlot, config) ?? 0, engine.burstSize),
+  );
   return {
     ...base,
     nextActivityAtMs: activityAtMs,
     prewakeAtMs,
     prewakeReason: {
       code: "activity-forecast-ahead",
-      message: `activity forecast from ${at}; wake ${config.prewakeLeadMs / 60_000} min before`,
+      message: `activity forecast from ${at} (${chance}% chance in 15 min); wake ${config.prewakeLeadMs / 60_000} min before`,
     },
     vetoPause,
     vetoReason: vetoPause
@@ -142,9 +144,32 @@ function firstSlotWithActivity(
   for (let slot = fromSlot; slot < fromSlot + count; slot++) {
     const mean = forecastMean(engine, slot, config);
     if (mean === null) return undefined;
-    if (mean >= config.activityThreshold) return slot;
+    if (isActivityExpected(mean, engine.burstSize, config)) return slot;
   }
   return null;
+}
+
+/**
+ * Why pre-wake and veto are suspended, or null. Either the legacy run of missed slots reached its
+ * limit, or the current silence had less than `missedLikelihood` chance under the forecasts made as
+ * it went (see `silence.ts`).
+ */
+function missedReason(engine: ForecastEngine, config: ForecastConfig): Reason<"forecast-missed"> | null {
+  if (engine.missedRun >= config.suspendAfterMissedSlots) {
+    return {
+      code: "forecast-missed",
+      message: `forecast activity did not come for ${engine.missedRun} slots; the clock decides until it does`,
+    };
+  }
+  const { slots } = engine.silence;
+  const likelihood = silenceLikelihood(engine.silence);
+  if (slots === 0 || likelihood >= config.missedLikelihood) return null;
+  return {
+    code: "forecast-missed",
+    message:
+      `no activity in ${slots} slots where it was expected (a ${(likelihood * 100).toFixed(2)}% chance ` +
+      "under the forecast); the clock decides until activity returns",
+  };
 }
 
 /** Advice for the activity clock: the decision when it may be acted on, else null (clock decides alone). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
 import {
+  confidence,
   createEngine,
   type EngineEvent,
   type ForecastEngine,
@@ -99,6 +100,14 @@ describe("anomalies", () => {
     const learned = anomaly?.kind === "anomaly" ? anomaly.learned : Number.NaN;
     expect(learned).toBeLessThan(20);
     expect(engine.model?.level ?? Number.NaN).toBeLessThan((gapFill.model?.level ?? 0) + 5);
+  });
+
+  it("does not let a burst neither forecast foresaw swing the confidence", () => {
+    const quietSlot = (regular.engine.nextSlot ?? 0) + 4; // 01:00 on a Monday, quiet for weeks
+    const quiet = [0, 1, 2, 3].map((i) => ({ slot: quietSlot - 4 + i, value: 0 }));
+    const before = observeAll(regular.engine, quiet, config).engine;
+    const after = observe(before, { slot: quietSlot, value: 400 }, config).engine;
+    expect(Math.abs(confidence(after) - confidence(before))).toBeLessThan(0.02);
   });
 
   it("accepts a changed level after a run of anomalies", () => {

@@ -14,6 +14,8 @@ import {
   type Seasonality,
   stepInPlace,
 } from "./holt-winters.ts";
+import { isActivityExpected, MIN_BURST_SIZE } from "./probability.ts";
+import { NO_SILENCE, nextSilence, type Silence } from "./silence.ts";
 
 export type Phase = "learning" | "shadow" | "active-daily" | "active-weekly";
 
@@ -48,6 +50,10 @@ export type ForecastEngine = {
   anomalyRun: number;
   /** Consecutive slots where activity was forecast and none came. */
   missedRun: number;
+  /** The silence up to the last slot learned, weighed by what the forecast expected (see `silence.ts`). */
+  silence: Silence;
+  /** Requests per burst, calibrated at each refit; turns expected counts into chances of any activity. */
+  burstSize: number;
 };
 
 export type PhaseChangeEvent = {
@@ -97,6 +103,8 @@ export function createEngine(config: ForecastConfig): ForecastEngine {
     accuracy: EMPTY_ACCURACY,
     anomalyRun: 0,
     missedRun: 0,
+    silence: NO_SILENCE,
+    burstSize: MIN_BURST_SIZE,
   };
 }
 
@@ -195,6 +203,8 @@ function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig,
   const slot = draft.nextSlot as number;
   let learned = value;
   if (draft.model && draft.params) {
+    const expected = forecastAt(draft.model, draft.params, hwOptions(config), 1);
+    draft.silence = nextSilence(draft.silence, value, expected, draft.burstSize, config);
     if (!Number.isNaN(value)) learned = scoreAndClip(draft, slot, value, config, events);
     stepInPlace(draft.model, draft.params, hwOptions(config), learned);
   }
@@ -218,14 +228,17 @@ function scoreAndClip(
   const lower = Math.max(0, expected - config.intervalZ * sigma);
   const upper = expected + config.intervalZ * sigma;
 
-  const forecastActivity = Math.max(0, expected) >= config.activityThreshold;
+  const forecastActivity = isActivityExpected(expected, draft.burstSize, config);
   draft.missedRun = forecastActivity && value === 0 ? draft.missedRun + 1 : 0;
 
   const naive = seasonalNaive(draft, slot);
   if (!Number.isNaN(naive)) {
+    // Both errors are capped alike, so a burst neither could foresee does not swing the comparison.
+    const cap = config.anomalyZ * sigma;
+    const capped = (e: number) => Math.max(-cap, Math.min(cap, e));
     const outcome = {
-      modelError: value - Math.max(0, expected),
-      naiveError: value - naive,
+      modelError: capped(value - Math.max(0, expected)),
+      naiveError: capped(value - naive),
       covered: value >= lower && value <= upper,
     };
     draft.accuracy = recordAccuracy(draft.accuracy, outcome, config);
@@ -369,6 +382,7 @@ function refit(
   draft.model = fit.state;
   draft.params = fit.params;
   draft.errorMoments = fit.errorMoments;
+  draft.burstSize = fit.burstSize;
   draft.lastRefitSlot = nextSlot;
   events.push({
     kind: "refit",

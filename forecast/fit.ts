@@ -14,6 +14,7 @@ import {
   stepInPlace,
 } from "./holt-winters.ts";
 import { minimiseBounded } from "./optimise.ts";
+import { calibrateBurstSize } from "./probability.ts";
 
 export type FitResult = {
   params: HwParams;
@@ -22,6 +23,8 @@ export type FitResult = {
   meanSquaredError: number;
   /** Averages behind the error variance model (see `varianceOffset`). */
   errorMoments: ErrorMoments;
+  /** Requests per burst, calibrated on the window (see `probability.ts`). */
+  burstSize: number;
   evaluations: number;
 };
 
@@ -107,20 +110,23 @@ export function fitWindow(
   let sse = 0;
   let scaleSum = 0;
   let scored = 0;
-  for (const value of window.values) {
+  const expectedMeans = new Float64Array(window.values.length);
+  window.values.forEach((value, i) => {
     const expected = forecastAt(state, params, options, 1);
+    expectedMeans[i] = expected;
     const error = stepInPlace(state, params, options, value);
-    if (Number.isNaN(error)) continue;
+    if (Number.isNaN(error)) return;
     sse += error * error;
     scaleSum += varianceScale(expected, config);
     scored++;
-  }
+  });
   const n = Math.max(1, scored);
   return {
     params,
     state,
     meanSquaredError: sse / n,
     errorMoments: { squaredError: sse / n, scale: scaleSum / n },
+    burstSize: calibrateBurstSize(expectedMeans, window.values),
     evaluations: best.evaluations,
   };
 }

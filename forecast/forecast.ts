@@ -5,6 +5,7 @@ import { type ForecastEngine, oneStepSigma } from "./engine.ts";
 import { hwOptions } from "./fit.ts";
 import { slotStartMs } from "./grid.ts";
 import { forecastAt, varianceMultipliers } from "./holt-winters.ts";
+import { activityProbability } from "./probability.ts";
 
 export type ForecastPoint = {
   slot: number;
@@ -13,6 +14,8 @@ export type ForecastPoint = {
   mean: number;
   lower: number;
   upper: number;
+  /** Chance of any activity at all in the slot (see `probability.ts`). */
+  probability: number;
 };
 
 /** Horizon (1 = next slot to learn) of `slot`; slots already learned are treated as the next one. */
@@ -24,6 +27,16 @@ function horizonOf(engine: ForecastEngine, slot: number): number {
 export function forecastMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
   if (!engine.model || !engine.params) return null;
   return Math.max(0, forecastAt(engine.model, engine.params, hwOptions(config), horizonOf(engine, slot)));
+}
+
+/** Chance of any activity in one slot, or null while there is no model. */
+export function forecastProbability(
+  engine: ForecastEngine,
+  slot: number,
+  config: ForecastConfig,
+): number | null {
+  const mean = forecastMean(engine, slot, config);
+  return mean === null ? null : activityProbability(mean, engine.burstSize);
 }
 
 /** Forecasts for `count` slots from `fromSlot`, with intervals widening with the horizon. Empty without a model. */
@@ -50,6 +63,7 @@ export function forecastSlots(
       mean: Math.max(0, raw),
       lower: Math.max(0, raw - spread),
       upper: Math.max(0, raw + spread),
+      probability: activityProbability(raw, engine.burstSize),
     });
   }
   return points;

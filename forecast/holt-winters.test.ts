@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_FORECAST_CONFIG, forecastConfig } from "./config.ts";
 import { fitWindow, hwOptions } from "./fit.ts";
 import { DAY_SLOTS, WEEK_SLOTS } from "./grid.ts";
-import { cloneHwState, forecastAt, initialState, type SlotWindow, stepInPlace } from "./holt-winters.ts";
+import {
+  cloneHwState,
+  forecastAt,
+  initialState,
+  type SlotWindow,
+  shrunkWeeklyMeans,
+  stepInPlace,
+} from "./holt-winters.ts";
 import { minimiseBounded } from "./optimise.ts";
 import { MONDAY_SLOT, officeRate, officeSeries } from "./testing.ts";
 
@@ -83,6 +90,65 @@ describe("double-seasonal Holt-Winters", () => {
       expect(value).toBeGreaterThanOrEqual(low);
       expect(value).toBeLessThanOrEqual(high);
     }
+  });
+});
+
+describe("weekly season from two weeks", () => {
+  const WEEKEND = [5, 6];
+  const EVERY_DAY = [0, 1, 2, 3, 4, 5, 6];
+  /** Weekly terms of the given days of the test week (day 0 is a Monday), in slot order. */
+  const onDays = (weekly: Float64Array, days: number[]) =>
+    days.flatMap((day) =>
+      Array.from(
+        { length: DAY_SLOTS },
+        (_, i) => weekly[(MONDAY_SLOT + day * DAY_SLOTS + i) % WEEK_SLOTS] ?? 0,
+      ),
+    );
+  const meanAbs = (values: number[]) => values.reduce((sum, v) => sum + Math.abs(v), 0) / values.length;
+  /** Weekly means of the values around a flat baseline, unshrunk. */
+  const rawWeekly = (values: number[], baseline: number) => {
+    const sums = new Float64Array(WEEK_SLOTS);
+    const counts = new Float64Array(WEEK_SLOTS);
+    values.forEach((v, i) => {
+      const index = (MONDAY_SLOT + i) % WEEK_SLOTS;
+      sums[index] = (sums[index] ?? 0) + v - baseline;
+      counts[index] = (counts[index] ?? 0) + 1;
+    });
+    return sums.map((sum, i) => sum / (counts[i] ?? 1));
+  };
+
+  it.each([
+    {
+      name: "keeps a weekend that differs from the working days",
+      rate: (day: number) => (day % 7 < 5 ? 6 : 0),
+      days: 14,
+      lookAt: WEEKEND,
+      keptAtLeast: 0.95,
+      keptAtMost: 1,
+    },
+    {
+      name: "drops a weekly pattern that is only sampling noise",
+      rate: () => 3,
+      days: 14,
+      lookAt: EVERY_DAY,
+      keptAtLeast: 0,
+      keptAtMost: 0.25,
+    },
+    {
+      name: "keeps nothing while no time of week has been seen twice",
+      rate: (day: number) => (day % 7 < 5 ? 6 : 0),
+      days: 7,
+      lookAt: EVERY_DAY,
+      keptAtLeast: 0,
+      keptAtMost: 0,
+    },
+  ])("$name", ({ rate, days, lookAt, keptAtLeast, keptAtMost }) => {
+    const values = officeSeries(days, 5, (day) => rate(day)).map((p) => p.value ?? 0);
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    const weekly = shrunkWeeklyMeans(windowOf(values), () => mean);
+    const kept = meanAbs(onDays(weekly, lookAt)) / meanAbs(onDays(rawWeekly(values, mean), lookAt));
+    expect(kept).toBeGreaterThanOrEqual(keptAtLeast);
+    expect(kept).toBeLessThanOrEqual(keptAtMost);
   });
 });
 

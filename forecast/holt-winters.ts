@@ -111,26 +111,14 @@ export type SlotWindow = { startSlot: number; values: Float64Array };
 export function initialState(window: SlotWindow, seasonality: Seasonality): HwState {
   const level = meanOfObserved(window.values);
   const daily = seasonalMeans(window, DAY_SLOTS, () => level);
-  // Two weeks give only two samples per time of week, so the weekly term is smoothed over
-  // neighbouring slots; without it, sampling noise would be learned as a pattern.
+  // Two weeks give only two samples per time of week, so the raw weekly term is mostly sampling
+  // noise unless the weekly pattern is strong: it is shrunk towards zero, day by day, by how much of
+  // it the noise explains (see `shrunkWeeklyMeans`).
   const weekly =
     seasonality === "daily+weekly"
-      ? circularMovingAverage(
-          seasonalMeans(window, WEEK_SLOTS, (slot) => level + (daily[positiveModulo(slot, DAY_SLOTS)] ?? 0)),
-          1,
-        )
+      ? shrunkWeeklyMeans(window, (slot) => level + (daily[positiveModulo(slot, DAY_SLOTS)] ?? 0))
       : new Float64Array(WEEK_SLOTS);
   return { seasonality, level, slope: 0, daily, weekly, lastError: 0, nextSlot: window.startSlot };
-}
-
-/** Mean over each value and `radius` neighbours on either side, wrapping around the season. */
-export function circularMovingAverage(values: Float64Array, radius: number): Float64Array {
-  const n = values.length;
-  return values.map((_, i) => {
-    let sum = 0;
-    for (let k = -radius; k <= radius; k++) sum += values[positiveModulo(i + k, n)] ?? 0;
-    return sum / (2 * radius + 1);
-  });
 }
 
 function meanOfObserved(values: Float64Array): number {
@@ -155,4 +143,46 @@ function seasonalMeans(window: SlotWindow, period: number, baseline: (slot: numb
     counts[index] = (counts[index] ?? 0) + 1;
   });
   return sums.map((sum, index) => ((counts[index] ?? 0) > 0 ? sum / (counts[index] ?? 1) : 0));
+}
+
+/**
+ * Weekly means of the residual left by `baseline`, shrunk towards zero day by day (James-Stein): for
+ * each day of the week, the factor is 1 - (sampling variance of a mean) / (mean square of the means),
+ * floored at 0. A weekend that differs from the working days keeps its shape; a day whose means are
+ * no bigger than their own noise (most days of a workload with no weekly pattern) contributes nothing.
+ * A day without any time of week seen twice cannot tell signal from noise and contributes nothing.
+ */
+export function shrunkWeeklyMeans(window: SlotWindow, baseline: (slot: number) => number): Float64Array {
+  const sums = new Float64Array(WEEK_SLOTS);
+  const squares = new Float64Array(WEEK_SLOTS);
+  const counts = new Float64Array(WEEK_SLOTS);
+  window.values.forEach((value, offset) => {
+    if (Number.isNaN(value)) return;
+    const slot = window.startSlot + offset;
+    const index = positiveModulo(slot, WEEK_SLOTS);
+    const residual = value - baseline(slot);
+    sums[index] = (sums[index] ?? 0) + residual;
+    squares[index] = (squares[index] ?? 0) + residual * residual;
+    counts[index] = (counts[index] ?? 0) + 1;
+  });
+  const weekly = new Float64Array(WEEK_SLOTS);
+  for (let day = 0; day < 7; day++) {
+    let power = 0;
+    let noise = 0;
+    let noiseSamples = 0;
+    for (let i = day * DAY_SLOTS; i < (day + 1) * DAY_SLOTS; i++) {
+      const n = counts[i] ?? 0;
+      if (n === 0) continue;
+      const mean = (sums[i] ?? 0) / n;
+      weekly[i] = mean;
+      power += mean * mean;
+      if (n < 2) continue;
+      noise += Math.max(0, (squares[i] ?? 0) - n * mean * mean) / (n - 1) / n;
+      noiseSamples++;
+    }
+    const shrink =
+      noiseSamples === 0 || power === 0 ? 0 : Math.max(0, 1 - noise / noiseSamples / (power / DAY_SLOTS));
+    for (let i = day * DAY_SLOTS; i < (day + 1) * DAY_SLOTS; i++) weekly[i] = shrink * (weekly[i] ?? 0);
+  }
+  return weekly;
 }

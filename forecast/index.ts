@@ -36,7 +36,7 @@ export {
   seasonalNaive,
 } from "./engine.ts";
 export { type FitResult, fitWindow } from "./fit.ts";
-export { type ForecastPoint, forecastMean, forecastSlots } from "./forecast.ts";
+export { type ForecastPoint, forecastMean, forecastProbability, forecastSlots } from "./forecast.ts";
 export {
   type ActivitySample,
   bucketEvents,
@@ -50,4 +50,6 @@ export {
   WEEK_SLOTS,
 } from "./grid.ts";
 export type { HwParams, HwState, Seasonality, SlotWindow } from "./holt-winters.ts";
+export { activityProbability, isActivityExpected, OCCUPANCY } from "./probability.ts";
 export { err, ok, type Result } from "./result.ts";
+export { type Silence, silenceLikelihood } from "./silence.ts";

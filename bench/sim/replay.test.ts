@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { forecastConfig } from "../../forecast/index.ts";
+import { forecastConfig, SLOT_MS, slotOf } from "../../forecast/index.ts";
 import type { Trace } from "../traces/trace.ts";
-import { replayPolicy } from "./replay.ts";
+import { gridOf, oracleAdvice, type Policy, replayPolicy } from "./replay.ts";
 
 const MIN = 60_000;
 const START = Date.UTC(2024, 0, 1);
@@ -14,16 +14,16 @@ const trace: Trace = {
   requestsMs: Array.from({ length: 12 }, (_, i) => START + (i * 120 + 60) * MIN),
   telemetryGaps: [],
 };
+const config = forecastConfig();
+const replay = (policy: Omit<Policy, "name">) => ({
+  ...replayPolicy(trace, { name: "", ...policy }, config),
+});
 
 describe("replay", () => {
   it.each([{ idle: 30 }, { idle: 15 }])(
     "pauses after each isolated request with a $idle min idle window",
     ({ idle }) => {
-      const result = replayPolicy(
-        trace,
-        { name: "clock", idleWindowMs: idle * MIN, useForecast: false },
-        forecastConfig(),
-      );
+      const result = replay({ idleWindowMs: idle * MIN, useForecast: false });
       expect(result.coldStarts).toBe(12);
       expect(result.pauses).toBe(13);
       // Awake: the start until the first pause, then each request plus the idle window (rounded to the tick).
@@ -31,17 +31,54 @@ describe("replay", () => {
     },
   );
 
-  it("behaves like the plain clock while the forecast is still learning", () => {
-    const plain = replayPolicy(
-      trace,
-      { name: "plain", idleWindowMs: 15 * MIN, useForecast: false },
-      forecastConfig(),
+  it.each<{ name: string; policy: Omit<Policy, "name">; like: Omit<Policy, "name"> }>([
+    {
+      name: "behaves like the plain clock while the forecast is still learning",
+      policy: { idleWindowMs: 15 * MIN, useForecast: true },
+      like: { idleWindowMs: 15 * MIN, useForecast: false },
+    },
+    {
+      name: "keeps the untrusted idle window until the forecast is trusted",
+      policy: { idleWindowMs: 10 * MIN, untrustedIdleWindowMs: 30 * MIN, useForecast: true },
+      like: { idleWindowMs: 30 * MIN, useForecast: false },
+    },
+  ])("$name", ({ policy, like }) => {
+    expect({ ...replay(policy), policy: "" }).toEqual({ ...replay(like), policy: "" });
+  });
+});
+
+describe("what the engine is fed", () => {
+  const burst: Trace = {
+    ...trace,
+    requestsMs: [START + 1 * MIN, START + 2 * MIN, START + 3 * MIN, START + 20 * MIN],
+    telemetryGaps: [{ fromMs: START + SLOT_MS * 2, toMs: START + SLOT_MS * 3 }],
+  };
+  it.each([
+    { signal: "requests" as const, values: [3, 1, null, 0] },
+    { signal: "occupancy" as const, values: [1, 1, null, 0] },
+  ])("counts $signal per slot, with telemetry gaps as unknown", ({ signal, values }) => {
+    expect(gridOf(burst, signal).slice(0, 4)).toEqual(
+      values.map((value, i) => ({ slot: slotOf(START) + i, value })),
     );
-    const withForecast = replayPolicy(
-      trace,
-      { name: "fc", idleWindowMs: 15 * MIN, useForecast: true },
-      forecastConfig(),
-    );
-    expect({ ...withForecast, policy: "" }).toEqual({ ...plain, policy: "" });
+  });
+});
+
+describe("advice from known chances", () => {
+  const tenOClock = slotOf(START + 10 * 60 * MIN);
+  const chanceOf = (slot: number) => (slot === tenOClock ? 0.6 : 0.1);
+  it.each([
+    { name: "pre-wakes the lead time before a likely slot", at: 8 * 60, veto: false },
+    { name: "vetoes a pause when a likely slot starts within the idle window", at: 9 * 60 + 50, veto: true },
+  ])("$name", ({ at, veto }) => {
+    const advice = oracleAdvice(chanceOf, START + at * MIN, 15 * MIN, config);
+    expect(advice.vetoPause).toBe(veto);
+    expect(advice.prewakeAtMs).toBe(tenOClock * SLOT_MS - config.prewakeLeadMs);
+  });
+
+  it("says nothing when no slot ahead is likely enough", () => {
+    expect(oracleAdvice(() => 0.1, START, 15 * MIN, config)).toMatchObject({
+      vetoPause: false,
+      prewakeAtMs: null,
+    });
   });
 });

@@ -1,7 +1,7 @@
 // Replays a trace through the decision logic with a simulated clock (one reconcile per minute):
 // the activity clock alone, or the clock advised by the forecast engine fed every 15 minutes.
 
-import { decideClock } from "../../controllers/managedworkload/activity-clock.ts";
+import { decideClock, type ForecastAdvice } from "../../controllers/managedworkload/activity-clock.ts";
 import {
   bucketEvents,
   clockAdvice,
@@ -10,13 +10,40 @@ import {
   type ForecastConfig,
   type ForecastEngine,
   type GridPoint,
+  isActive,
   observe,
   SLOT_MS,
   slotOf,
+  slotStartMs,
 } from "../../forecast/index.ts";
 import type { Trace } from "../traces/trace.ts";
 
-export type Policy = { name: string; idleWindowMs: number; useForecast: boolean };
+/**
+ * What the engine learns per slot: the number of requests, or (as the operator records it) whether any
+ * activity was seen in the slot at all.
+ */
+export type Signal = "requests" | "occupancy";
+
+/** Chance of any request in a grid slot, known in advance: only for reference rows, no policy can know it. */
+export type ChanceOf = (slot: number) => number;
+
+export type Policy = {
+  name: string;
+  idleWindowMs: number;
+  /** Run the forecast engine; its advice is passed to the clock once the engine is trusted (active). */
+  useForecast: boolean;
+  /** Idle window while the forecast is not trusted (learning, shadow); default `idleWindowMs`. */
+  untrustedIdleWindowMs?: number;
+  /** Keep the engine running for its phase (and so the idle window) but pass none of its advice. */
+  ignoreAdvice?: boolean;
+  /**
+   * Replace the engine's advice with the same rule applied to these chances (the engine still runs, so
+   * the trust timeline, and with it the idle windows, stay those of the real policy).
+   */
+  oracle?: ChanceOf;
+  /** What the engine is fed; default "occupancy", as the operator does. */
+  signal?: Signal;
+};
 
 export type PolicyResult = {
   policy: string;
@@ -34,8 +61,15 @@ const TICK_MS = 60_000;
 /** Time from wake to ready; requests arriving meanwhile wait like a cold start. */
 const WAKE_MS = 30_000;
 
-export function gridOf(trace: Trace): GridPoint[] {
-  return bucketEvents(trace.requestsMs, slotOf(trace.startMs), slotOf(trace.endMs), trace.telemetryGaps);
+export function gridOf(trace: Trace, signal: Signal = "requests"): GridPoint[] {
+  const counts = bucketEvents(
+    trace.requestsMs,
+    slotOf(trace.startMs),
+    slotOf(trace.endMs),
+    trace.telemetryGaps,
+  );
+  if (signal === "requests") return counts;
+  return counts.map(({ slot, value }) => ({ slot, value: value === null ? null : Math.min(1, value) }));
 }
 
 type SimState = {
@@ -48,7 +82,7 @@ type SimState = {
 };
 
 export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfig): PolicyResult {
-  const grid = gridOf(trace);
+  const grid = gridOf(trace, policy.signal ?? "occupancy");
   const firstSlot = slotOf(trace.startMs);
   let engine: ForecastEngine = createEngine(config);
   const sim: SimState = {
@@ -106,17 +140,17 @@ function reconcile(
   nowMs: number,
 ) {
   const idleFrom = Math.max(sim.lastActivityMs ?? sim.awakeSinceMs, sim.awakeSinceMs);
-  const needsForecast = policy.useForecast && (sim.paused || nowMs - idleFrom >= policy.idleWindowMs);
-  const forecast = needsForecast
-    ? clockAdvice(decide(engine, { nowMs, idleWindowMs: policy.idleWindowMs }, config))
-    : null;
+  const trusted = policy.useForecast && isActive(engine.phase);
+  const idleWindowMs = trusted ? policy.idleWindowMs : (policy.untrustedIdleWindowMs ?? policy.idleWindowMs);
+  const needsAdvice = trusted && !policy.ignoreAdvice && (sim.paused || nowMs - idleFrom >= idleWindowMs);
+  const forecast = needsAdvice ? adviceFor(policy, engine, nowMs, idleWindowMs, config) : null;
   const outcome = decideClock({
     nowMs,
     lastActivityMs: sim.lastActivityMs,
     awakeSinceMs: sim.awakeSinceMs,
     pausedSinceMs: sim.pausedSinceMs,
     paused: sim.paused,
-    idleWindowMs: policy.idleWindowMs,
+    idleWindowMs,
     forecast,
   });
   if (outcome.action === "pause") {
@@ -132,4 +166,35 @@ function reconcile(
   } else if (outcome.reason.startsWith("pause vetoed")) {
     result.vetoedChecks++;
   }
+}
+
+function adviceFor(
+  policy: Policy,
+  engine: ForecastEngine,
+  nowMs: number,
+  idleWindowMs: number,
+  config: ForecastConfig,
+): ForecastAdvice | null {
+  if (policy.oracle) return oracleAdvice(policy.oracle, nowMs, idleWindowMs, config);
+  return clockAdvice(decide(engine, { nowMs, idleWindowMs }, config));
+}
+
+/** The engine's rule (pre-wake before, and no pause within the idle window of, a likely slot) on known chances. */
+export function oracleAdvice(
+  chanceOf: ChanceOf,
+  nowMs: number,
+  idleWindowMs: number,
+  config: ForecastConfig,
+): ForecastAdvice {
+  const firstSlot = slotOf(nowMs);
+  const vetoUntilSlot = slotOf(nowMs + Math.max(0, idleWindowMs - 1));
+  for (let slot = firstSlot; slot < firstSlot + config.prewakeSearchSlots; slot++) {
+    if (chanceOf(slot) < config.activityProbability) continue;
+    return {
+      vetoPause: slot <= vetoUntilSlot,
+      prewakeAtMs: slotStartMs(slot) - config.prewakeLeadMs,
+      reason: "known chance of activity",
+    };
+  }
+  return { vetoPause: false, prewakeAtMs: null, reason: "no activity known ahead" };
 }

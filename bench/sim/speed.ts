@@ -1,84 +1,133 @@
 // Cost of the forecast engine: one refit + 24 h forecast with 14 days of history, and the CPU an
-import { percentile } from "../format.ts";
-// operator would spend per hour keeping many workloads learning.
+// operator spends per hour keeping many workloads learning, measured on a simulated fleet.
 
 import { performance } from "node:perf_hooks";
+import { cpuUsage } from "node:process";
 import {
   createEngine,
   DAY_SLOTS,
   encodeEngine,
   type ForecastConfig,
+  type ForecastEngine,
   forecastSlots,
   type GridPoint,
   observe,
   observeAll,
   refitEngine,
 } from "../../forecast/index.ts";
+import { percentile } from "../format.ts";
+import type { Forecaster } from "./augurs.ts";
 
-export type Percentiles = { p50: number; p90: number; p99: number; max: number };
+export type Percentiles = { p50: number; p90: number; max: number; runs: number };
+
+export type FleetHour = {
+  workloads: number;
+  hours: number;
+  /** Process CPU (user + system) per simulated hour, in seconds. */
+  cpuSecondsPerHour: number;
+  observes: number;
+  refits: number;
+  encodes: number;
+};
 
 export type SpeedReport = {
   fitAndForecastMs: Percentiles;
-  repetitions: number;
-  /** Per observed slot, refits included (they happen inside `observe` once a day). */
-  observeAmortisedMs: number;
-  encodeMs: number;
+  /** The library forecaster fitted on the same 14 days, when there is one. */
+  libraryFitAndForecastMs: Percentiles | null;
+  fleet: FleetHour;
   encodedBytes: number;
-  workloads: number;
-  cpuSecondsPerHour: number;
 };
 
 function percentiles(samples: number[]): Percentiles {
   return {
     p50: percentile(samples, 50),
     p90: percentile(samples, 90),
-    p99: percentile(samples, 99),
     max: Math.max(...samples),
+    runs: samples.length,
   };
 }
 
-/** `grid` needs at least 21 days: 14 to learn from, 7 more to time incremental updates over. */
+function timeRuns(runs: number, run: () => void): Percentiles {
+  run(); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    run();
+    samples.push(performance.now() - started);
+  }
+  return percentiles(samples);
+}
+
+/**
+ * `grid` needs at least 15 days: 14 to learn from, then one more day of slots that the fleet replays.
+ * Every simulated workload starts from the same trained engine, with its daily refit due at a
+ * different slot so refits spread over the day as they would across a real fleet.
+ */
 export function measureSpeed(
   grid: readonly GridPoint[],
   config: ForecastConfig,
-  workloads: number,
+  options: { workloads: number; hours: number; runs: number; library: Forecaster | null },
 ): SpeedReport {
   const history = grid.slice(0, 14 * DAY_SLOTS);
-  const engine = observeAll(createEngine(config), history, config).engine;
-
-  const repetitions = 40;
-  const samples: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
-    const started = performance.now();
-    const refitted = refitEngine(engine, config);
+  const trained = observeAll(createEngine(config), history, config).engine;
+  const fitAndForecastMs = timeRuns(options.runs, () => {
+    const refitted = refitEngine(trained, config);
     forecastSlots(refitted, refitted.nextSlot ?? 0, DAY_SLOTS, config);
-    samples.push(performance.now() - started);
-  }
-
-  const later = grid.slice(14 * DAY_SLOTS, 21 * DAY_SLOTS);
-  let current = engine;
-  const started = performance.now();
-  for (const point of later) current = observe(current, point, config).engine;
-  const observeAmortisedMs = (performance.now() - started) / Math.max(1, later.length);
-
-  const encodeStarted = performance.now();
-  const encodeRounds = 50;
-  let encodedBytes = 0;
-  for (let i = 0; i < encodeRounds; i++) {
-    const encoded = encodeEngine(current);
-    encodedBytes = encoded.ok ? encoded.value.length : Number.NaN;
-  }
-  const encodeMs = (performance.now() - encodeStarted) / encodeRounds;
-
-  // Four slots learned per hour per workload, and the state saved once an hour.
-  const msPerHour = workloads * (4 * observeAmortisedMs + encodeMs);
+  });
+  const values = Float64Array.from(history, (p) => p.value ?? Number.NaN);
+  const library = options.library;
+  const libraryFitAndForecastMs = library
+    ? timeRuns(Math.min(options.runs, 20), () => library(values, DAY_SLOTS))
+    : null;
+  const encoded = encodeEngine(trained);
   return {
-    fitAndForecastMs: percentiles(samples),
-    repetitions,
-    observeAmortisedMs,
-    encodeMs,
-    encodedBytes,
+    fitAndForecastMs,
+    libraryFitAndForecastMs,
+    fleet: measureFleet(trained, grid.slice(14 * DAY_SLOTS), config, options.workloads, options.hours),
+    encodedBytes: encoded.ok ? encoded.value.length : Number.NaN,
+  };
+}
+
+/** Each simulated hour: every workload learns 4 slots (refitting when due) and saves its state once. */
+function measureFleet(
+  trained: ForecastEngine,
+  upcoming: readonly GridPoint[],
+  config: ForecastConfig,
+  workloads: number,
+  hours: number,
+): FleetHour {
+  const nextSlot = trained.nextSlot ?? 0;
+  const fleet: ForecastEngine[] = Array.from({ length: workloads }, (_, i) => ({
+    ...trained,
+    // Due at a different slot of the day for each workload.
+    lastRefitSlot: nextSlot - (i % config.refitEverySlots),
+  }));
+  let refits = 0;
+  let observes = 0;
+  let encodes = 0;
+  const started = cpuUsage();
+  for (let hour = 0; hour < hours; hour++) {
+    for (let w = 0; w < fleet.length; w++) {
+      let engine = fleet[w] as ForecastEngine;
+      for (let quarter = 0; quarter < 4; quarter++) {
+        const point = upcoming[hour * 4 + quarter] ?? { slot: (engine.nextSlot ?? 0) + 1, value: 0 };
+        const step = observe(engine, point, config);
+        refits += step.events.filter((event) => event.kind === "refit").length;
+        observes++;
+        engine = step.engine;
+      }
+      encodeEngine(engine);
+      encodes++;
+      fleet[w] = engine;
+    }
+  }
+  const used = cpuUsage(started);
+  return {
     workloads,
-    cpuSecondsPerHour: msPerHour / 1000,
+    hours,
+    cpuSecondsPerHour: (used.user + used.system) / 1e6 / hours,
+    observes,
+    refits,
+    encodes,
   };
 }
