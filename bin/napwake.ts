@@ -2,6 +2,7 @@
  * Napwake's one binary. `napwake operator [flags]` runs the controllers (leader-elected when asked), the
  * admission webhooks (every replica) and a health endpoint. Configuration is parsed once here and passed down.
  */
+import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import {
   AppsV1Api,
@@ -37,6 +38,7 @@ import { defaultUsageSourceConfig } from "../rightsizing/usage-source.ts";
 import type { KubeObject } from "../webhook/admission.ts";
 import { cachedOwnerLookup } from "../webhook/owners.ts";
 import { ConfigError, type OperatorConfig, parseOperatorConfig } from "./operator-config.ts";
+import { parseRightsizingConfig } from "./rightsizing-config.ts";
 import { ownUsername, type RunningWebhooks, startWebhooks } from "./webhooks.ts";
 
 const usage = `usage: napwake operator [flags]
@@ -66,7 +68,16 @@ const usage = `usage: napwake operator [flags]
   --rightsizing-cpu-mode MODE     cluster default for CPU: off, audit or auto-patch (policies and annotations win)
   --rightsizing-memory-mode MODE  cluster default for memory
   --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters)
+  --rightsizing-config FILE       metric and label names, lookback, step and recommender parameters (YAML)
 `;
+
+async function readConfigFile(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`--rightsizing-config: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
 
 /** Whether the API server offers in-place pod resize (the pods/resize subresource, Kubernetes 1.33+). */
 async function inPlaceResizeAvailable(kc: KubeConfig, log: { warn(o: object, m: string): void }) {
@@ -80,6 +91,10 @@ async function inPlaceResizeAvailable(kc: KubeConfig, log: { warn(o: object, m: 
 }
 
 async function runOperator(config: OperatorConfig): Promise<void> {
+  const file = config.rightsizing.configFile;
+  const rightsizingFile = file
+    ? parseRightsizingConfig(await readConfigFile(file), file)
+    : { usage: defaultUsageSourceConfig, recommender: defaultConfig };
   const log = pino({ level: config.logLevel, base: { pod: config.podName } });
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
@@ -183,11 +198,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
             intervalMs: config.rightsizing.intervalMs,
             clusterDefault: config.rightsizing.clusterDefault,
             inPlaceResize: await inPlaceResizeAvailable(kc, log),
-            recommender: defaultConfig,
+            recommender: rightsizingFile.recommender,
             usage: {
-              ...defaultUsageSourceConfig,
+              ...rightsizingFile.usage,
               promql: {
-                ...defaultUsageSourceConfig.promql,
+                ...rightsizingFile.usage.promql,
                 ...(config.rightsizing.cluster ? { cluster: config.rightsizing.cluster } : {}),
               },
             },

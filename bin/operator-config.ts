@@ -37,6 +37,8 @@ export interface RightsizingConfig {
   clusterDefault: Partial<Record<RightsizingResource, RightsizingMode>>;
   /** The label that tells clusters apart when one Prometheus serves several, and this cluster's value. */
   cluster?: { label: string; value: string };
+  /** A file of metric and label names and recommender parameters (bin/rightsizing-config.ts). */
+  configFile?: string;
 }
 
 export type CertSource = "self" | "cert-manager";
@@ -94,6 +96,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "rightsizing-cpu-mode": { type: "string" },
         "rightsizing-memory-mode": { type: "string" },
         "prometheus-cluster-label": { type: "string" },
+        "rightsizing-config": { type: "string" },
       },
     }));
   } catch (err) {
@@ -201,6 +204,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       intervalMs: rightsizingIntervalMs,
       clusterDefault: { ...mode("cpu"), ...mode("memory") },
       ...(cluster ? { cluster } : {}),
+      ...(str("rightsizing-config") ? { configFile: str("rightsizing-config") } : {}),
     },
   };
 }

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { defaultConfig } from "../rightsizing/index.ts";
+import { defaultUsageSourceConfig } from "../rightsizing/usage-source.ts";
+import { ConfigError } from "./operator-config.ts";
+import { parseRightsizingConfig } from "./rightsizing-config.ts";
+
+const parse = (text: string) => parseRightsizingConfig(text, "rightsizing.yaml");
+
+describe("the rightsizing configuration file", () => {
+  it("keeps every default when empty", () => {
+    expect(parse("")).toEqual({ usage: defaultUsageSourceConfig, recommender: defaultConfig });
+  });
+
+  it("reads metric and label names, matchers, lookback, step and recommender parameters in people's units", () => {
+    const c = parse(`
+promql:
+  metrics: { cpuUsage: node_container_cpu_seconds, memoryWorkingSet: container_mem_ws }
+  labels: { namespace: kube_namespace, pod: pod_name }
+  cadvisorMatchers: ['job="kubelet"', 'metrics_path="/metrics/cadvisor"']
+  scrapeInterval: 1m
+lookback: 168h
+step: 10m
+recommender:
+  cpuTargetPercentile: 0.95
+  memoryHalfLifeMs: 48h
+  minMemoryBytes: 64Mi
+  minCpuCores: 10m
+`);
+    expect(c.usage.promql.metrics).toMatchObject({
+      cpuUsage: "node_container_cpu_seconds",
+      memoryWorkingSet: "container_mem_ws",
+      restarts: defaultUsageSourceConfig.promql.metrics.restarts,
+    });
+    expect(c.usage.promql.labels).toEqual({
+      namespace: "kube_namespace",
+      pod: "pod_name",
+      container: "container",
+    });
+    expect(c.usage.promql.cadvisorMatchers).toEqual(['job="kubelet"', 'metrics_path="/metrics/cadvisor"']);
+    expect(c.usage.promql.scrapeIntervalMs).toBe(60_000);
+    expect(c.usage).toMatchObject({ lookbackMs: 168 * 3_600_000, stepMs: 600_000 });
+    expect(c.recommender).toMatchObject({
+      cpuTargetPercentile: 0.95,
+      memoryHalfLifeMs: 48 * 3_600_000,
+      minMemoryBytes: 64 * 2 ** 20,
+      minCpuCores: 0.01,
+      safetyMarginFraction: defaultConfig.safetyMarginFraction,
+    });
+  });
+
+  it.each([
+    { text: "promql: [1, 2]", message: /rightsizing.yaml: promql must be a mapping/ },
+    {
+      text: "lookbak: 24h",
+      message: /unknown key lookbak; the keys are promql, lookback, step, recommender/,
+    },
+    { text: "step: 5 minutes", message: /rightsizing.yaml: step: "5 minutes" is not a duration/ },
+    {
+      text: "recommender: { cpuTargetPercentil: 0.9 }",
+      message: /recommender: unknown key cpuTargetPercentil/,
+    },
+    {
+      text: "recommender: { minMemoryBytes: lots }",
+      message: /recommender.minMemoryBytes: "lots" is not a Kubernetes quantity/,
+    },
+    {
+      text: "recommender: { cpuTargetPercentile: high }",
+      message: /cpuTargetPercentile must be a number of at least 0/,
+    },
+    {
+      text: "promql: { metrics: { cpuUsage: 'rate(x[5m])' } }",
+      message: /metrics.cpuUsage must be a Prometheus metric or label name/,
+    },
+    {
+      text: "promql: { cadvisorMatchers: ['job'] }",
+      message: /cadvisorMatchers must be a list of label matchers such as 'job="kubelet"'/,
+    },
+    { text: "promql: {", message: /rightsizing.yaml is not valid YAML or JSON/ },
+  ])("refuses $text with a message naming the key and the fix", ({ text, message }) => {
+    expect(() => parse(text)).toThrow(ConfigError);
+    expect(() => parse(text)).toThrow(message);
+  });
+});

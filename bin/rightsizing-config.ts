@@ -1,0 +1,140 @@
+/**
+ * The optional rightsizing configuration file (`--rightsizing-config FILE`, YAML or JSON), parsed once at
+ * start: which metrics and labels the Prometheus-compatible source has, extra matchers, how far back and at
+ * what step usage is read, and any recommender parameter (rightsizing/config.ts documents each default).
+ * Durations may be written as `24h`, byte sizes and CPU as quantities (`100Mi`, `25m`). Pure: text in,
+ * settings out, or a ConfigError that names the key and the fix.
+ *
+ *   promql:
+ *     metrics: { cpuUsage: container_cpu_usage_seconds_total, memoryWorkingSet: ..., restarts: ... }
+ *     labels: { namespace: namespace, pod: pod, container: container }
+ *     cadvisorMatchers: ['job="kubelet"']
+ *     kubeStateMatchers: []
+ *     scrapeInterval: 30s
+ *   lookback: 336h
+ *   step: 5m
+ *   recommender: { cpuTargetPercentile: 0.9, safetyMarginFraction: 0.15, minMemoryBytes: 64Mi }
+ */
+import { loadYaml } from "@kubernetes/client-node";
+import { parseDuration } from "../api/managedworkload.ts";
+import { parseQuantity } from "../kube/quantity.ts";
+import { defaultConfig, type RecommenderConfig } from "../rightsizing/index.ts";
+import type { PromQLConfig } from "../rightsizing/promql.ts";
+import { defaultUsageSourceConfig, type UsageSourceConfig } from "../rightsizing/usage-source.ts";
+import { ConfigError } from "./operator-config.ts";
+
+export type RightsizingFileSettings = { usage: UsageSourceConfig; recommender: RecommenderConfig };
+
+type Raw = Record<string, unknown>;
+
+export function parseRightsizingConfig(text: string, file: string): RightsizingFileSettings {
+  let raw: unknown;
+  try {
+    raw = text.trim() === "" ? {} : loadYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${file} is not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  const top = object(raw ?? {}, file);
+  only(top, ["promql", "lookback", "step", "recommender"], file);
+  const usage: UsageSourceConfig = {
+    ...defaultUsageSourceConfig,
+    promql: promql(top.promql, `${file}: promql`),
+    ...(top.lookback !== undefined ? { lookbackMs: duration(top.lookback, `${file}: lookback`) } : {}),
+    ...(top.step !== undefined ? { stepMs: duration(top.step, `${file}: step`) } : {}),
+  };
+  return { usage, recommender: recommender(top.recommender, `${file}: recommender`) };
+}
+
+function promql(value: unknown, where: string): PromQLConfig {
+  const base = defaultUsageSourceConfig.promql;
+  if (value === undefined) return base;
+  const p = object(value, where);
+  only(p, ["metrics", "labels", "cadvisorMatchers", "kubeStateMatchers", "scrapeInterval"], where);
+  const metrics = p.metrics === undefined ? {} : object(p.metrics, `${where}.metrics`);
+  only(metrics, ["cpuUsage", "memoryWorkingSet", "restarts"], `${where}.metrics`);
+  const labels = p.labels === undefined ? {} : object(p.labels, `${where}.labels`);
+  only(labels, ["namespace", "pod", "container"], `${where}.labels`);
+  const names = (o: Raw, what: string) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, metricName(v, `${what}.${k}`)]));
+  return {
+    ...base,
+    metrics: { ...base.metrics, ...names(metrics, `${where}.metrics`) },
+    labels: { ...base.labels, ...names(labels, `${where}.labels`) },
+    cadvisorMatchers: matchers(p.cadvisorMatchers, `${where}.cadvisorMatchers`) ?? base.cadvisorMatchers,
+    kubeStateMatchers: matchers(p.kubeStateMatchers, `${where}.kubeStateMatchers`) ?? base.kubeStateMatchers,
+    ...(p.scrapeInterval !== undefined
+      ? { scrapeIntervalMs: duration(p.scrapeInterval, `${where}.scrapeInterval`) }
+      : {}),
+  };
+}
+
+function recommender(value: unknown, where: string): RecommenderConfig {
+  if (value === undefined) return defaultConfig;
+  const r = object(value, where);
+  only(r, Object.keys(defaultConfig), where);
+  const overrides = Object.fromEntries(
+    Object.entries(r).map(([key, v]) => [key, recommenderValue(key, v, `${where}.${key}`)]),
+  );
+  return { ...defaultConfig, ...overrides };
+}
+
+/** By the key's unit suffix: durations for `Ms`, quantities for `Bytes` and `Cores`, plain numbers otherwise. */
+function recommenderValue(key: string, value: unknown, where: string): number {
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0) return value;
+  if (typeof value === "string" && key.endsWith("Ms")) return duration(value, where);
+  if (typeof value === "string" && (key.endsWith("Bytes") || key.endsWith("Cores"))) {
+    try {
+      return parseQuantity(value);
+    } catch (err) {
+      throw new ConfigError(`${where}: ${(err as Error).message}`);
+    }
+  }
+  const unit = key.endsWith("Ms")
+    ? "a duration such as 24h"
+    : key.endsWith("Bytes")
+      ? "a size such as 100Mi"
+      : key.endsWith("Cores")
+        ? "a CPU quantity such as 25m"
+        : "a number of at least 0";
+  throw new ConfigError(`${where} must be ${unit}, got ${JSON.stringify(value)}`);
+}
+
+function object(value: unknown, where: string): Raw {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ConfigError(`${where} must be a mapping of keys to values`);
+  }
+  return value as Raw;
+}
+
+function only(o: Raw, allowed: readonly string[], where: string): void {
+  const unknown = Object.keys(o).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) {
+    throw new ConfigError(`${where}: unknown key ${unknown.join(", ")}; the keys are ${allowed.join(", ")}`);
+  }
+}
+
+function duration(value: unknown, where: string): number {
+  try {
+    return parseDuration(String(value));
+  } catch (err) {
+    throw new ConfigError(`${where}: ${(err as Error).message}`);
+  }
+}
+
+function metricName(value: unknown, where: string): string {
+  if (typeof value !== "string" || !/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(value)) {
+    throw new ConfigError(`${where} must be a Prometheus metric or label name, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function matchers(value: unknown, where: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    value.some((m) => typeof m !== "string" || !/^[a-zA-Z_]\w*\s*(=|!=|=~|!~)\s*".*"$/.test(m))
+  ) {
+    throw new ConfigError(`${where} must be a list of label matchers such as 'job="kubelet"'`);
+  }
+  return value as string[];
+}
