@@ -34,10 +34,9 @@ import { ensureBinaries } from "../test/cluster/binaries.ts";
 import { harnessFieldManager, kwokNodes } from "../test/cluster/bootstrap.ts";
 import { startControlPlane } from "../test/cluster/control-plane.ts";
 import { network, nodeIp, nodeName, ports } from "../test/cluster/layout.ts";
-import { installCrds } from "../test/cluster/napwake-install.ts";
-import { repoRoot } from "../test/cluster/paths.ts";
+import { installCrds, startOperatorProcess } from "../test/cluster/napwake-install.ts";
 import { type ClientTls, loadTls } from "../test/cluster/probe.ts";
-import { type RunningProcess, startProcess } from "../test/cluster/process.ts";
+import type { RunningProcess } from "../test/cluster/process.ts";
 import { percentile, table } from "./format.ts";
 import { type Counters, cpuSeconds, mergeCounters, rates, rssKiB, scrapeCounters } from "./process-probes.ts";
 
@@ -183,13 +182,10 @@ async function waitForPods(kc: KubeConfig, n: number, deadline: number): Promise
 // ---- the operator ----
 
 function startOperator(kubeconfig: string, logDir: string): RunningProcess {
-  return startProcess({
-    name: "napwake-operator",
-    command: process.execPath,
-    args: [
-      join(repoRoot, "bin/napwake.ts"),
-      "operator",
-      `--kubeconfig=${kubeconfig}`,
+  return startOperatorProcess({
+    kubeconfig,
+    logDir,
+    flags: [
       "--namespace=napwake-system",
       "--pod-name=napwake-bench",
       `--check-interval=${checkInterval}`,
@@ -197,7 +193,6 @@ function startOperator(kubeconfig: string, logDir: string): RunningProcess {
       "--max-concurrent-reconciles=8",
       "--health-port=0",
     ],
-    logDir,
   });
 }
 

@@ -22,6 +22,7 @@ import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
 import { type RightsizingPolicy, rightsizingPolicyPlural } from "../api/rightsizingpolicy.ts";
 import { type KeptInformer, keepInformer } from "../kube/informer.ts";
 import { scaledObjectApiVersion } from "./managedworkload/autoscalers.ts";
+import { optionalCache } from "./optional-cache.ts";
 
 type Listener = (obj: KubernetesObject) => void;
 
@@ -37,15 +38,18 @@ export interface Caches {
   statefulSets: WatchedCache<V1StatefulSet>;
   namespaces: WatchedCache<V1Namespace>;
   hpas: WatchedCache<V2HorizontalPodAutoscaler>;
-  /** Undefined when KEDA is not installed. */
-  scaledObjects: WatchedCache<KubernetesObject> | undefined;
+  /** Undefined while KEDA is not installed; read it each time (it appears when KEDA is installed). */
+  readonly scaledObjects: WatchedCache<KubernetesObject> | undefined;
   /** Undefined unless started with `rightsizing: true`. */
   rightsizingPolicies: WatchedCache<RightsizingPolicy & KubernetesObject> | undefined;
   rightsizings: WatchedCache<Rightsizing & KubernetesObject> | undefined;
   stop(): Promise<void>;
 }
 
-export async function startCaches(kc: KubeConfig, opts: { rightsizing?: boolean } = {}): Promise<Caches> {
+export async function startCaches(
+  kc: KubeConfig,
+  opts: { rightsizing?: boolean; optionalRetryMs?: number } = {},
+): Promise<Caches> {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -87,15 +91,6 @@ export async function startCaches(kc: KubeConfig, opts: { rightsizing?: boolean 
     hpas: await watch<V2HorizontalPodAutoscaler>("/apis/autoscaling/v2/horizontalpodautoscalers", () =>
       autoscaling.listHorizontalPodAutoscalerForAllNamespaces(),
     ),
-    scaledObjects: await crdList("keda.sh", "v1alpha1", "scaledobjects")()
-      .then(() =>
-        watch<KubernetesObject>(
-          `/apis/${scaledObjectApiVersion}/scaledobjects`,
-          crdList("keda.sh", "v1alpha1", "scaledobjects"),
-        ),
-      )
-      // KEDA is not installed: no ScaledObjects to hold.
-      .catch(() => undefined),
     rightsizingPolicies: opts.rightsizing
       ? await watch<RightsizingPolicy & KubernetesObject>(
           `/apis/${apiVersion}/${rightsizingPolicyPlural}`,
@@ -109,9 +104,21 @@ export async function startCaches(kc: KubeConfig, opts: { rightsizing?: boolean 
         )
       : undefined,
   };
+  // KEDA may be installed after Napwake: its ScaledObjects are watched as soon as their CRD is served.
+  const keda = await optionalCache(async () => {
+    await crdList("keda.sh", "v1alpha1", "scaledobjects")();
+    return watch<KubernetesObject>(
+      `/apis/${scaledObjectApiVersion}/scaledobjects`,
+      crdList("keda.sh", "v1alpha1", "scaledobjects"),
+    );
+  }, opts.optionalRetryMs ?? 30_000);
   return {
     ...caches,
+    get scaledObjects() {
+      return keda.current;
+    },
     async stop() {
+      keda.stop();
       await Promise.all(kept.map((k) => k.stop()));
     },
   };

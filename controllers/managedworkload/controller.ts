@@ -96,7 +96,6 @@ export async function startManagedWorkloadController(
   const statefulSets = caches.statefulSets;
   const namespaces = caches.namespaces;
   const hpas = caches.hpas;
-  const scaledObjects = caches.scaledObjects;
 
   const targetOf = (mw: ManagedWorkload): Workload | undefined => {
     const ref = mw.spec.targetRef;
@@ -134,10 +133,10 @@ export async function startManagedWorkloadController(
         ? autoscalersFor(
             target,
             hpas.cache.list(namespace) as V1HorizontalPodAutoscaler[],
-            scaledObjects?.cache.list(namespace) ?? [],
+            caches.scaledObjects?.cache.list(namespace) ?? [],
           )
         : [],
-      scaledObjects: (scaledObjects?.cache.list(namespace) ?? []) as ScaledObject[],
+      scaledObjects: (caches.scaledObjects?.cache.list(namespace) ?? []) as ScaledObject[],
       activity,
       forecast: look?.advice ?? null,
       settings: deps.settings,

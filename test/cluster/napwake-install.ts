@@ -57,34 +57,19 @@ export async function installCrdFile(kc: KubeConfig, path: string): Promise<V1Cu
 }
 
 /**
- * Runs the operator as a process inside the cluster's network namespace (kwok pods run nothing), with the
- * sandbox's short check intervals. Its webhooks listen on `webhookHost:webhookPort` (see `webhookInstall`).
- * It logs to `<logDir>/napwake-operator.log`.
+ * Runs `napwake operator` as a process inside the cluster's network namespace (kwok pods run nothing) with
+ * the given flags. It logs to `<logDir>/<name>.log`.
  */
 export function startOperatorProcess(opts: {
   kubeconfig: string;
   logDir: string;
-  prometheusUrl: string;
-  webhookHost: string;
-  webhookPort: number;
-  healthPort: number;
+  flags: readonly string[];
+  name?: string;
 }): RunningProcess {
   return startProcess({
-    name: "napwake-operator",
+    name: opts.name ?? "napwake-operator",
     command: process.execPath,
-    args: [
-      join(repoRoot, "bin/napwake.ts"),
-      "operator",
-      `--kubeconfig=${opts.kubeconfig}`,
-      "--namespace=napwake-system",
-      "--pod-name=napwake-sandbox",
-      "--check-interval=10s",
-      "--paused-check-interval=30s",
-      `--prometheus-url=${opts.prometheusUrl}`,
-      `--health-port=${opts.healthPort}`,
-      `--webhook-host=${opts.webhookHost}`,
-      `--webhook-port=${opts.webhookPort}`,
-    ],
+    args: [join(repoRoot, "bin/napwake.ts"), "operator", `--kubeconfig=${opts.kubeconfig}`, ...opts.flags],
     logDir: opts.logDir,
   });
 }

@@ -307,13 +307,20 @@ async function inner(config: SandboxConfig): Promise<void> {
     caFile: cluster.pki.caCert,
     file: join(f.clusterDir, "napwake-operator.kubeconfig"),
   });
+  // The sandbox's short check intervals, so the demo pauses within minutes.
   const operator = startOperatorProcess({
     kubeconfig: operatorKubeconfig,
     logDir: cluster.paths.logs,
-    prometheusUrl: cluster.prometheus.url,
-    webhookHost: network.operatorIp,
-    webhookPort: ports.operatorWebhook,
-    healthPort: ports.operatorHealth,
+    flags: [
+      "--namespace=napwake-system",
+      "--pod-name=napwake-sandbox",
+      "--check-interval=10s",
+      "--paused-check-interval=30s",
+      `--prometheus-url=${cluster.prometheus.url}`,
+      `--health-port=${ports.operatorHealth}`,
+      `--webhook-host=${network.operatorIp}`,
+      `--webhook-port=${ports.operatorWebhook}`,
+    ],
   });
   await waitForOperatorReady(operator, ports.operatorHealth);
   await waitFor(() => injectedCaBundle(kc, "napwake"), {

@@ -5,9 +5,8 @@ import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
 import { managedWorkloadCrd } from "../../api/managedworkload.ts";
-import { waitForOperatorReady } from "../cluster/napwake-install.ts";
-import { repoRoot } from "../cluster/paths.ts";
-import { type RunningProcess, startProcess } from "../cluster/process.ts";
+import { startOperatorProcess, waitForOperatorReady } from "../cluster/napwake-install.ts";
+import type { RunningProcess } from "../cluster/process.ts";
 import {
   type Clients,
   clusterClients,
@@ -33,13 +32,11 @@ describe("leader failover between operator processes", () => {
     operatorNamespace = await createTestNamespace(clients, "failover-op");
     const logDir = await mkdtemp(join(tmpdir(), "napwake-failover-"));
     for (const [i, name] of ["replica-a", "replica-b"].entries()) {
-      const proc = startProcess({
+      const proc = startOperatorProcess({
         name,
-        command: process.execPath,
-        args: [
-          join(repoRoot, "bin/napwake.ts"),
-          "operator",
-          `--kubeconfig=${clients.info.kubeconfig}`,
+        kubeconfig: clients.info.kubeconfig,
+        logDir,
+        flags: [
           `--namespace=${operatorNamespace}`,
           `--pod-name=${name}`,
           "--leader-elect",
@@ -48,7 +45,6 @@ describe("leader failover between operator processes", () => {
           "--metrics-port=0",
           `--health-port=${18_181 + i}`,
         ],
-        logDir,
       });
       operators.set(name, proc);
       await waitForOperatorReady(proc, 18_181 + i);

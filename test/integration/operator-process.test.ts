@@ -11,11 +11,11 @@ import { network, ports } from "../cluster/layout.ts";
 import {
   injectedCaBundle,
   installCrds,
+  startOperatorProcess,
   waitForOperatorReady,
   webhookInstall,
 } from "../cluster/napwake-install.ts";
-import { repoRoot } from "../cluster/paths.ts";
-import { type RunningProcess, startProcess } from "../cluster/process.ts";
+import type { RunningProcess } from "../cluster/process.ts";
 import {
   type Clients,
   clusterClients,
@@ -92,13 +92,10 @@ describe("the operator process serves its admission webhooks", () => {
       harnessFieldManager,
     );
     healthPort = await freePort();
-    operator = startProcess({
-      name: "napwake-operator",
-      command: process.execPath,
-      args: [
-        join(repoRoot, "bin/napwake.ts"),
-        "operator",
-        `--kubeconfig=${clients.info.kubeconfig}`,
+    operator = startOperatorProcess({
+      kubeconfig: clients.info.kubeconfig,
+      logDir: await mkdtemp(join(tmpdir(), "napwake-operator-process-")),
+      flags: [
         `--namespace=${namespace}`,
         "--pod-name=napwake-operator-process-test",
         `--prometheus-url=${clients.info.prometheusUrl}`,
@@ -109,7 +106,6 @@ describe("the operator process serves its admission webhooks", () => {
         `--webhook-configuration=${configuration}`,
         "--cert-source=self",
       ],
-      logDir: await mkdtemp(join(tmpdir(), "napwake-operator-process-")),
     });
   });
 

@@ -59,7 +59,7 @@ export async function startController(
   clock: Clock,
   writes: ClusterWrites = realWrites(clients),
 ): Promise<ManagedWorkloadController> {
-  const caches = await startCaches(clients.kc);
+  const caches = await startCaches(clients.kc, { optionalRetryMs: 2_000 });
   const events = new EventRecorder({
     client: clients.kc.makeApiClient(EventsV1Api),
     reportingInstance: "test",
