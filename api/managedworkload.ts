@@ -70,6 +70,8 @@ export interface ForecastSettings {
   enabled?: boolean;
   /** A duration such as `10m`. */
   prewake?: string;
+  /** The idle window while the forecast is trusted (a duration); unset: spec.idle.window always. */
+  idleWindow?: string;
 }
 
 export interface Dependency {

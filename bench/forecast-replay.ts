@@ -183,7 +183,8 @@ async function main() {
       `pre-wake lead ${d.prewakeLeadMs / MINUTE_MS} min, advice suspended after a silence with < ` +
       `${d.missedLikelihood * 100}% chance, acted on from confidence ${d.activateAt}\n` +
       `policy (c): idle window ${IDLE_MS / MINUTE_MS} min once the forecast is trusted, ` +
-      `${UNTRUSTED_IDLE_MS / MINUTE_MS} min (as (a)) while it is learning or in shadow\n` +
+      `${UNTRUSTED_IDLE_MS / MINUTE_MS} min (as (a)) while it is learning or in shadow; in a ManagedWorkload: ` +
+      `spec.idle.window ${UNTRUSTED_IDLE_MS / MINUTE_MS}m, spec.forecast.idleWindow ${IDLE_MS / MINUTE_MS}m\n` +
       "accuracy: MASE = MAE / MAE of seasonal-naive (same slot a week before); MSE ratio = the same with " +
       "squared errors, the proper score on 0/1 occupancy (MAE there rewards guessing 0 or 1 over a calibrated chance)",
   );

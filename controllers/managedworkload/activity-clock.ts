@@ -9,6 +9,8 @@ export type ForecastAdvice = {
   prewakeAtMs: number | null;
   /** Human-readable why, copied into the outcome. */
   reason: string;
+  /** The idle window to use while this advice holds (spec.forecast.idleWindow); absent: the workload's own. */
+  idleWindowMs?: number;
 };
 
 export type ClockInput = {

@@ -123,6 +123,26 @@ describe("decide: the pause and wake lifecycle", () => {
       event: undefined,
     },
     {
+      name: "pauses after the trusted forecast's shorter idle window, inside the workload's own",
+      obs: observe({
+        mw: mw({}, awakeFor(20)),
+        forecast: { vetoPause: false, prewakeAtMs: null, reason: "quiet", idleWindowMs: 15 * min },
+      }),
+      writes: [
+        { kind: "record-paused-from", replicas: 3 },
+        { kind: "scale", from: 3, to: 0 },
+      ],
+      phase: "Paused",
+      event: "Paused",
+    },
+    {
+      name: "keeps the workload's own idle window without forecast advice",
+      obs: observe({ mw: mw({}, awakeFor(20)) }),
+      writes: [],
+      phase: "Awake",
+      event: undefined,
+    },
+    {
       name: "does not pause when pod CPU is unknown, and says why once",
       obs: observe({
         mw: mw({}, awakeFor(45)),

@@ -573,8 +573,9 @@ export function pausedFromOf(target: TargetState): number | null {
   return Number(raw);
 }
 
+/** The workload's idle window, or the forecast's shorter one while the forecast is trusted. */
 function idleWindowMs(obs: Observation): number {
-  return parseDuration(obs.mw.spec.idle?.window ?? specDefaults.idleWindow);
+  return obs.forecast?.idleWindowMs ?? parseDuration(obs.mw.spec.idle?.window ?? specDefaults.idleWindow);
 }
 
 function cpuThreshold(obs: Observation): number {

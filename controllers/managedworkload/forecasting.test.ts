@@ -52,6 +52,37 @@ describe("the forecast book", () => {
     expect(look.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
   });
 
+  it.each([
+    {
+      what: "the workload's own 30-minute window vetoes a pause 15 minutes before traffic",
+      spec: {},
+      veto: true,
+      window: undefined,
+    },
+    {
+      what: "a trusted forecast's 15-minute window lets it pause then, and hands the window to the clock",
+      spec: { forecast: { idleWindow: "15m" } },
+      veto: false,
+      window: 15 * 60_000,
+    },
+  ])("$what", ({ spec, veto, window }) => {
+    const now = Date.parse("2026-11-23T09:45:00Z");
+    const state = dailyPatternState(now, 21);
+    const look = new ForecastBook().look(
+      "k",
+      mw(spec, { phase: "x", confidence: 0, state }),
+      now,
+      30 * 60_000,
+    );
+    expect(look.advice?.vetoPause).toBe(veto);
+    expect(look.advice?.idleWindowMs).toBe(window);
+  });
+
+  it("keeps the workload's own window while the forecast is still learning", () => {
+    const look = new ForecastBook().look("k", mw({ forecast: { idleWindow: "15m" } }), t0, 30 * 60_000);
+    expect(look.advice).toBeNull();
+  });
+
   it("learns an active slot from the activity it was told of", () => {
     const book = new ForecastBook();
     book.look("k", mw(), t0, 30 * 60_000);

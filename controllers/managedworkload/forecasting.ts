@@ -20,6 +20,7 @@ import {
   type ForecastEngine,
   forecastConfig,
   type GridPoint,
+  isActive,
   observeAll,
   slotOf,
 } from "../../forecast/index.ts";
@@ -97,7 +98,11 @@ export class ForecastBook {
         entry.savedAtMs = nowMs;
       }
     }
-    const decision = decide(entry.engine, { nowMs, idleWindowMs }, config);
+    // While the forecast is trusted its own idle window applies, to the veto as to the clock.
+    const trustedWindowMs = mw.spec.forecast?.idleWindow ? parseDuration(mw.spec.forecast.idleWindow) : null;
+    const windowMs =
+      trustedWindowMs !== null && isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
+    const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, config);
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
@@ -107,7 +112,12 @@ export class ForecastBook {
       ...(entry.state !== undefined ? { state: entry.state } : {}),
       ...(entry.savedAtMs !== null ? { savedAt: iso(entry.savedAtMs) } : {}),
     };
-    return { advice: clockAdvice(decision), prediction, notices };
+    const advice = clockAdvice(decision);
+    return {
+      advice: advice && trustedWindowMs !== null ? { ...advice, idleWindowMs: trustedWindowMs } : advice,
+      prediction,
+      notices,
+    };
   }
 
   /** Activity the clock saw (its latest time): marks the open slot active when it falls in it. */

@@ -86,7 +86,7 @@ describe("the ManagedWorkload CRD", () => {
           { name: "queue-age", query: "time() - last_job_seconds", threshold: 600, activeWhen: "Below" },
         ],
       },
-      forecast: { enabled: false, prewake: "0s" },
+      forecast: { enabled: false, prewake: "0s", idleWindow: "15m" },
       dryRun: true,
       protected: true,
       dependencies: [
@@ -166,6 +166,16 @@ describe("the ManagedWorkload CRD", () => {
       name: "a pre-wake longer than a day",
       spec: { targetRef: target, forecast: { prewake: "25h" } },
       message: /spec\.forecast\.prewake must be at most 24h/,
+    },
+    {
+      name: "a trusted-forecast idle window that is not a duration",
+      spec: { targetRef: target, forecast: { idleWindow: "quarter hour" } },
+      message: /spec\.forecast\.idleWindow must be a duration such as 15m/,
+    },
+    {
+      name: "a trusted-forecast idle window under a minute",
+      spec: { targetRef: target, forecast: { idleWindow: "30s" } },
+      message: /spec\.forecast\.idleWindow must be at least 1m/,
     },
   ])("refuses $name with a message naming the field and the fix", async ({ spec, message }) => {
     expect(await refusal(create(spec))).toMatch(message);
