@@ -558,6 +558,8 @@ try {
   await serverSideApply(KubernetesObjectApi.makeApiClient(kc), roomyNodes(), harnessFieldManager);
   await installCrds(kc);
   const core = kc.makeApiClient(CoreV1Api);
+  // The operator's own namespace, where it keeps its webhook CA Secret, as an install makes it.
+  await core.createNamespace({ body: { metadata: { name: "napwake-system" } } });
   for (let i = 0; i < namespaceCount; i++) {
     await core.createNamespace({ body: { metadata: { name: namespaceOf(i) } } });
   }

@@ -172,6 +172,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       meter: activityMeter({
         custom: kc.makeApiClient(CustomObjectsApi),
         ...(config.prometheusUrl ? { prometheusUrl: config.prometheusUrl } : {}),
+        podMetricsMaxAgeMs: Math.min(10_000, config.checkIntervalMs / 2),
       }),
       settings: {
         operatorNamespace: config.namespace,

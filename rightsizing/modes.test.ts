@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { LabelSelector, RightsizingPolicy, RightsizingPolicySpec } from "../api/rightsizingpolicy.ts";
+import { matchesSelector } from "../kube/selectors.ts";
 import type { ModeInput, ReadinessChecks } from "./modes.ts";
-import { matchesSelector, resolveModes } from "./modes.ts";
+import { resolveModes } from "./modes.ts";
 
 const ready: ReadinessChecks = {
   metricsSourceHealthy: true,

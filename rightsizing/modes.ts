@@ -7,8 +7,6 @@
 import { annotations } from "../api/keys.ts";
 import type {
   ApplyStrategyType,
-  LabelSelector,
-  LabelSelectorRequirement,
   ResourcePolicy,
   RightsizingMode,
   RightsizingPolicy,
@@ -16,6 +14,7 @@ import type {
   WorkloadKind,
 } from "../api/rightsizingpolicy.ts";
 import { isRightsizingMode, rightsizingResources } from "../api/rightsizingpolicy.ts";
+import { matchesSelector } from "../kube/selectors.ts";
 
 export const globalDefaultMode: RightsizingMode = "audit";
 
@@ -88,35 +87,6 @@ const annotationKey: Record<RightsizingResource, string> = {
   cpu: annotations.cpuMode,
   memory: annotations.memoryMode,
 };
-
-/** Whether labels satisfy a metav1.LabelSelector; an absent selector matches everything. */
-export function matchesSelector(
-  selector: LabelSelector | undefined,
-  labels: Readonly<Record<string, string>> = {},
-): boolean {
-  if (!selector) return true;
-  const labelsMatch = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  return labelsMatch && (selector.matchExpressions ?? []).every((r) => meetsRequirement(r, labels));
-}
-
-function meetsRequirement(r: LabelSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.hasOwn(labels, r.key);
-  const value = labels[r.key];
-  const values = r.values ?? [];
-  switch (r.operator) {
-    case "In":
-      return has && value !== undefined && values.includes(value);
-    case "NotIn":
-      return !has || value === undefined || !values.includes(value);
-    case "Exists":
-      return has;
-    case "DoesNotExist":
-      return !has;
-    default:
-      // An operator the schema would have refused: match nothing rather than everything.
-      return false;
-  }
-}
 
 export function policySelects(
   policy: RightsizingPolicy,

@@ -22,7 +22,6 @@ import {
 } from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
-import { labelSelectorString } from "../../kube/selectors.ts";
 import {
   type Outcome,
   type Priority,
@@ -187,7 +186,7 @@ export async function startManagedWorkloadController(
     if (previous && nowMs - previous.atMs < interval / 2) return previous;
     const sample = await deps.meter.measure({
       namespace: target.namespace,
-      selector: labelSelectorString(workload.spec?.selector),
+      selector: workload.spec?.selector,
       replicas: target.replicas,
       queries,
       nowMs,

@@ -1,17 +1,24 @@
 import type { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ActivityQuery } from "../../api/managedworkload.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
+import { matchesSelector, type SelectorLike } from "../../kube/selectors.ts";
+import { SharedSnapshots } from "../../kube/shared-snapshots.ts";
 import type { ActivitySample } from "./observation.ts";
 
+type PodMetrics = {
+  metadata?: { labels?: Record<string, string> };
+  containers: { usage: { cpu: string } }[];
+};
 interface PodMetricsList {
-  items: { containers: { usage: { cpu: string } }[] }[];
+  items: PodMetrics[];
 }
 
 /** Reads what tells whether a workload is active: its pods' CPU from metrics.k8s.io and its PromQL queries. */
 export interface ActivityMeter {
   measure(input: {
     namespace: string;
-    selector: string;
+    /** The workload's pod selector; its pods are found among the namespace's pod metrics. */
+    selector: SelectorLike | undefined;
     replicas: number;
     queries: readonly ActivityQuery[];
     nowMs: number;
@@ -25,21 +32,35 @@ export function activityMeter(deps: {
   prometheusUrl?: string;
   fetch?: typeof fetch;
   timeoutMs?: number;
+  /**
+   * How old a namespace's pod metrics may be before they are listed again. Every workload of a namespace reads
+   * the same list, so the requests grow with namespaces, not workloads. metrics-server itself scrapes every 15 s.
+   */
+  podMetricsMaxAgeMs?: number;
 }): ActivityMeter {
   const doFetch = deps.fetch ?? fetch;
   const timeoutMs = deps.timeoutMs ?? 10_000;
+  const snapshots = new SharedSnapshots<PodMetrics[]>(deps.podMetricsMaxAgeMs ?? 10_000);
 
-  async function podCpu(namespace: string, selector: string, replicas: number): Promise<number> {
-    const list = (await deps.custom.listNamespacedCustomObject({
-      group: "metrics.k8s.io",
-      version: "v1beta1",
-      namespace,
-      plural: "pods",
-      labelSelector: selector,
-    })) as PodMetricsList;
+  async function podCpu(
+    namespace: string,
+    selector: SelectorLike | undefined,
+    replicas: number,
+    nowMs: number,
+  ): Promise<number> {
+    const items = await snapshots.get(namespace, nowMs, async () => {
+      const list = (await deps.custom.listNamespacedCustomObject({
+        group: "metrics.k8s.io",
+        version: "v1beta1",
+        namespace,
+        plural: "pods",
+      })) as PodMetricsList;
+      return list.items;
+    });
+    const pods = items.filter((pod) => matchesSelector(selector ?? {}, pod.metadata?.labels ?? {}));
     // New pods have no metrics for a scrape or two: no figure is not the same as zero.
-    if (replicas > 0 && list.items.length === 0) throw new Error("no pod metrics yet");
-    return list.items.reduce(
+    if (replicas > 0 && pods.length === 0) throw new Error("no pod metrics yet");
+    return pods.reduce(
       (sum, pod) => sum + pod.containers.reduce((s, c) => s + parseQuantity(c.usage.cpu), 0),
       0,
     );
@@ -65,7 +86,7 @@ export function activityMeter(deps: {
   return {
     async measure({ namespace, selector, replicas, queries, nowMs, signal }) {
       const errors: string[] = [];
-      const cpuCores = await podCpu(namespace, selector, replicas).catch((err: Error) => {
+      const cpuCores = await podCpu(namespace, selector, replicas, nowMs).catch((err: Error) => {
         errors.push(`pod CPU: ${err.message}`);
         return null;
       });

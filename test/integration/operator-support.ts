@@ -83,7 +83,11 @@ export async function startController(
       reportingInstance: "test",
       clock,
     }),
-    meter: activityMeter({ custom: clients.custom, prometheusUrl: clients.info.prometheusUrl }),
+    meter: activityMeter({
+      custom: clients.custom,
+      prometheusUrl: clients.info.prometheusUrl,
+      podMetricsMaxAgeMs: 1_000,
+    }),
     settings: { operatorNamespace: "napwake-system", checkIntervalMs: 2_000, pausedCheckIntervalMs: 5_000 },
     fieldManager,
     forecasts: new ForecastBook(),

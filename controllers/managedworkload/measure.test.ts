@@ -1,0 +1,51 @@
+import type { CustomObjectsApi } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { activityMeter } from "./measure.ts";
+
+const pod = (app: string, cpu: string) => ({
+  metadata: { labels: { app } },
+  containers: [{ usage: { cpu } }],
+});
+
+/** A metrics.k8s.io client that answers from a fixed list and counts the LISTs. */
+function podMetrics(items: ReturnType<typeof pod>[]) {
+  const calls: { namespace: string; labelSelector?: string }[] = [];
+  const custom = {
+    listNamespacedCustomObject: async (req: { namespace: string; labelSelector?: string }) => {
+      calls.push(req);
+      return { items };
+    },
+  } as unknown as CustomObjectsApi;
+  return { custom, calls };
+}
+
+const measure = (meter: ReturnType<typeof activityMeter>, app: string, nowMs: number, replicas = 2) =>
+  meter.measure({ namespace: "shop", selector: { matchLabels: { app } }, replicas, queries: [], nowMs });
+
+describe("pod CPU from metrics.k8s.io", () => {
+  it("reads a namespace's pod metrics once per interval for all of its workloads", async () => {
+    const { custom, calls } = podMetrics([pod("web", "30m"), pod("web", "20m"), pod("api", "400m")]);
+    const meter = activityMeter({ custom, podMetricsMaxAgeMs: 10_000 });
+    const [web, api] = await Promise.all([measure(meter, "web", 1_000), measure(meter, "api", 1_000)]);
+    expect(web.cpuCores).toBeCloseTo(0.05);
+    expect(api.cpuCores).toBeCloseTo(0.4);
+    expect(await measure(meter, "web", 9_000)).toMatchObject({ cpuCores: expect.closeTo(0.05) });
+    expect(calls).toHaveLength(1);
+    await measure(meter, "web", 12_000);
+    expect(calls).toHaveLength(2);
+  });
+
+  it.each([
+    {
+      what: "no figure, not zero, for a running workload whose pods have no metrics yet",
+      replicas: 2,
+      cpu: null,
+    },
+    { what: "zero for a workload scaled to zero", replicas: 0, cpu: 0 },
+  ])("gives $what", async ({ replicas, cpu }) => {
+    const { custom } = podMetrics([pod("api", "400m")]);
+    const sample = await measure(activityMeter({ custom }), "web", 1_000, replicas);
+    expect(sample.cpuCores).toBe(cpu);
+    if (cpu === null) expect(sample.errors).toEqual(["pod CPU: no pod metrics yet"]);
+  });
+});
