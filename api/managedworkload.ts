@@ -2,7 +2,9 @@
  * The ManagedWorkload custom resource: its types (matching manifests/crds/managedworkload.yaml) and pure helpers.
  * Objects read from the API server have every schema default filled in; the `?` fields are those without one.
  */
+
 import { apiVersion, group, version } from "./keys.ts";
+import type { NamespacedObjectMeta } from "./meta.ts";
 
 export const managedWorkloadCrd = {
   group,
@@ -118,24 +120,7 @@ export interface ManagedWorkloadStatus {
 export interface ManagedWorkload {
   apiVersion: typeof managedWorkloadCrd.apiVersion;
   kind: typeof managedWorkloadCrd.kind;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-    creationTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    ownerReferences?: {
-      apiVersion: string;
-      kind: string;
-      name: string;
-      uid: string;
-      controller?: boolean;
-      blockOwnerDeletion?: boolean;
-    }[];
-  };
+  metadata: NamespacedObjectMeta;
   spec: ManagedWorkloadSpec;
   status?: ManagedWorkloadStatus;
 }

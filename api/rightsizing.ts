@@ -10,6 +10,7 @@
 
 import { apiVersion, group, version } from "./keys.ts";
 import type { Condition } from "./managedworkload.ts";
+import type { NamespacedObjectMeta } from "./meta.ts";
 import type { ApplyStrategyType, RightsizingMode, WorkloadKind } from "./rightsizingpolicy.ts";
 
 export const rightsizingCrd = {
@@ -94,16 +95,7 @@ export interface RightsizingStatus {
 export interface Rightsizing {
   apiVersion: typeof rightsizingCrd.apiVersion;
   kind: typeof rightsizingCrd.kind;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-    creationTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
+  metadata: NamespacedObjectMeta;
   spec: { targetRef: { kind: WorkloadKind; name: string } };
   status?: RightsizingStatus;
 }
