@@ -15,6 +15,7 @@ import {
   serializeCheckpoint,
 } from "../../rightsizing/index.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
+import { alignDown } from "../../rightsizing/promql.ts";
 import {
   containerKey,
   describeFailure,
@@ -85,7 +86,8 @@ export async function runRecommender(opts: {
   if (!probe.ok) return fail(describeFailure(probe.error), []);
   const targets = covered.map((w) => usageTarget(w, opts));
   let queries: readonly UsageQueryRecord[] = [];
-  let untilMs = nowMs;
+  // The newest step a run may read; also what history is complete through when no query was due.
+  let untilMs = alignDown(nowMs - settings.usage.lagMs, settings.usage.stepMs);
   for await (const batch of fetchUsageBatches(opts.client, targets, nowMs, settings.usage)) {
     if (!batch.ok) return fail(batch.error.message, batch.error.queries);
     queries = batch.value.queries;
