@@ -156,6 +156,16 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       run: memory.outcomes.get(key) ?? null,
       config: settings.recommender,
     });
+    if (!isDeepStrictEqual(plain(current.status ?? {}), plain(decision.status))) {
+      try {
+        const written = await deps.writes.writeStatus(current, decision.status);
+        ownStatus.remember(key, object, written, decision.status);
+      } catch (err) {
+        if (httpCode(err) === 404) return { done: true };
+        throw err;
+      }
+    }
+    // After the status that records them: a conflict retried from a fresher read does not send them twice.
     for (const e of decision.events) {
       await deps.events.action({
         regarding: {
@@ -170,15 +180,6 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         action: "Recommend",
         note: e.note,
       });
-    }
-    if (!isDeepStrictEqual(plain(current.status ?? {}), plain(decision.status))) {
-      try {
-        const written = await deps.writes.writeStatus(current, decision.status);
-        ownStatus.remember(key, object, written, decision.status);
-      } catch (err) {
-        if (httpCode(err) === 404) return { done: true };
-        throw err;
-      }
     }
     deps.metrics?.recommendation(c.covered, decision.status);
     return { done: true };
