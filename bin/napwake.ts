@@ -152,8 +152,21 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     log,
   });
 
+  // Made once: prom-client refuses a metric registered twice, and a replica may lead more than once.
+  const rightsizingMeter = config.rightsizing.enabled ? rightsizingMetrics(metrics.registry) : undefined;
   const lead = async (signal: AbortSignal) => {
     log.info({}, "leading: starting controllers");
+    // Whatever started is stopped when leading ends, also when a later controller fails to start.
+    const started: { stop(): Promise<void> }[] = [];
+    try {
+      await startControllers(started);
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    } finally {
+      await Promise.all(started.map((c) => c.stop()));
+      log.info({}, "stopped leading: controllers stopped");
+    }
+  };
+  const startControllers = async (started: { stop(): Promise<void> }[]) => {
     const optIn = startOptInController({
       caches,
       custom: kc.makeApiClient(CustomObjectsApi),
@@ -164,6 +177,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       metrics: metrics.queueMetrics("optin"),
       log,
     });
+    started.push(optIn);
     const managed = await startManagedWorkloadController({
       caches,
       clock: systemClock,
@@ -187,6 +201,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       forecasts: new ForecastBook(),
       log,
     });
+    started.push(managed);
     const rightsizing = config.rightsizing.enabled
       ? startRightsizingController({
           caches,
@@ -209,13 +224,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
             },
           },
           queueMetrics: metrics.queueMetrics("rightsizing"),
-          metrics: rightsizingMetrics(metrics.registry),
+          ...(rightsizingMeter ? { metrics: rightsizingMeter } : {}),
           log,
         })
       : undefined;
-    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-    await Promise.all([managed.stop(), optIn.stop(), rightsizing?.stop()]);
-    log.info({}, "stopped leading: controllers stopped");
+    if (rightsizing) started.push(rightsizing);
   };
 
   const stopController = new AbortController();

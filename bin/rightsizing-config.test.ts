@@ -76,6 +76,18 @@ recommender:
       message: /cadvisorMatchers must be a list of label matchers such as 'job="kubelet"'/,
     },
     { text: "promql: {", message: /rightsizing.yaml is not valid YAML or JSON/ },
+    { text: "step: 0s", message: /step must be longer than 0/ },
+    {
+      text: "recommender: { cpuTargetPercentile: 90 }",
+      message: /cpuTargetPercentile must be a fraction above 0 and at most 1 \(0.9 for the 90th percentile\)/,
+    },
+    {
+      text: "recommender: { safetyMarginFraction: 15 }",
+      message: /safetyMarginFraction must be a fraction from 0 up to 1/,
+    },
+    { text: "recommender: { bucketGrowthRatio: 1 }", message: /bucketGrowthRatio must be above 1/ },
+    { text: "recommender: { oomBumpRatio: 0.5 }", message: /oomBumpRatio must be at least 1/ },
+    { text: "recommender: { cpuHalfLifeMs: 0s }", message: /cpuHalfLifeMs must be above 0/ },
   ])("refuses $text with a message naming the key and the fix", ({ text, message }) => {
     expect(() => parse(text)).toThrow(ConfigError);
     expect(() => parse(text)).toThrow(message);

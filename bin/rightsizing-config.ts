@@ -39,8 +39,10 @@ export function parseRightsizingConfig(text: string, file: string): RightsizingF
   const usage: UsageSourceConfig = {
     ...defaultUsageSourceConfig,
     promql: promql(top.promql, `${file}: promql`),
-    ...(top.lookback !== undefined ? { lookbackMs: duration(top.lookback, `${file}: lookback`) } : {}),
-    ...(top.step !== undefined ? { stepMs: duration(top.step, `${file}: step`) } : {}),
+    ...(top.lookback !== undefined
+      ? { lookbackMs: positiveDuration(top.lookback, `${file}: lookback`) }
+      : {}),
+    ...(top.step !== undefined ? { stepMs: positiveDuration(top.step, `${file}: step`) } : {}),
   };
   return { usage, recommender: recommender(top.recommender, `${file}: recommender`) };
 }
@@ -78,8 +80,30 @@ function recommender(value: unknown, where: string): RecommenderConfig {
   return { ...defaultConfig, ...overrides };
 }
 
-/** By the key's unit suffix: durations for `Ms`, quantities for `Bytes` and `Cores`, plain numbers otherwise. */
+/** The value of a recommender parameter, checked against the range its name implies. */
 function recommenderValue(key: string, value: unknown, where: string): number {
+  const n = recommenderNumber(key, value, where);
+  const [ok, range] = key.endsWith("Percentile")
+    ? [n > 0 && n <= 1, "a fraction above 0 and at most 1 (0.9 for the 90th percentile)"]
+    : key.endsWith("Fraction")
+      ? [n >= 0 && n < 1, "a fraction from 0 up to 1 (0.15 for 15%)"]
+      : key === "bucketGrowthRatio"
+        ? [n > 1, "above 1 (1.05 for 5% wider buckets)"]
+        : key.endsWith("Ratio")
+          ? [n >= 1, "at least 1"]
+          : key.endsWith("Ms") ||
+              key.endsWith("MaxBytes") ||
+              key.endsWith("MaxCores") ||
+              key.endsWith("FirstBucketBytes") ||
+              key.endsWith("FirstBucketCores")
+            ? [n > 0, "above 0"]
+            : [true, ""];
+  if (!ok) throw new ConfigError(`${where} must be ${range}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** By the key's unit suffix: durations for `Ms`, quantities for `Bytes` and `Cores`, plain numbers otherwise. */
+function recommenderNumber(key: string, value: unknown, where: string): number {
   if (typeof value === "number" && Number.isFinite(value) && value >= 0) return value;
   if (typeof value === "string" && key.endsWith("Ms")) return duration(value, where);
   if (typeof value === "string" && (key.endsWith("Bytes") || key.endsWith("Cores"))) {
@@ -119,6 +143,12 @@ function duration(value: unknown, where: string): number {
   } catch (err) {
     throw new ConfigError(`${where}: ${(err as Error).message}`);
   }
+}
+
+function positiveDuration(value: unknown, where: string): number {
+  const ms = duration(value, where);
+  if (!(ms > 0)) throw new ConfigError(`${where} must be longer than 0, got ${JSON.stringify(value)}`);
+  return ms;
 }
 
 function metricName(value: unknown, where: string): string {

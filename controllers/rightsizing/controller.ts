@@ -20,7 +20,7 @@ import type {
 } from "../../api/rightsizingpolicy.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
-import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
+import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import type { Caches } from "../caches.ts";
 import { httpCode } from "../managedworkload/writes.ts";
@@ -42,7 +42,8 @@ export type RightsizingSettings = RunSettings & {
 export type RightsizingMetrics = {
   run(summary: RunSummary, seconds: number): void;
   recommendation(w: CoveredWorkload, status: RightsizingStatus): void;
-  forget(namespace: string, workload: string): void;
+  /** A workload (its key, `namespace/name.kind`) that is gone or no longer covered. */
+  forget(key: string): void;
 };
 
 export interface RightsizingControllerDeps {
@@ -69,6 +70,8 @@ export interface RightsizingController {
 
 const kinds: readonly WorkloadKind[] = ["Deployment", "StatefulSet"];
 
+const containerNames = (w: Workload) => (w.spec?.template.spec?.containers ?? []).map((c) => c.name);
+
 export function startRightsizingController(deps: RightsizingControllerDeps): RightsizingController {
   const { caches, settings } = deps;
   const policiesCache = caches.rightsizingPolicies;
@@ -79,6 +82,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   const memory = new RecommenderMemory();
   const ownStatus = new OwnStatusMemory<RightsizingStatus>();
   let lastRunOk: boolean | null = null;
+  let firstRunDone = false;
 
   const workloadCache = (kind: WorkloadKind) =>
     kind === "Deployment" ? caches.deployments : caches.statefulSets;
@@ -104,8 +108,10 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         metricsSourceHealthy: outcome ? outcome.ok : lastRunOk === true,
         enoughHistory:
           outcome?.ok === true &&
-          outcome.containers.size > 0 &&
-          [...outcome.containers.values()].every((c) => c.recommendation.status === "ok"),
+          containerNames(workload).length > 0 &&
+          containerNames(workload).every(
+            (name) => outcome.containers.get(name)?.recommendation.status === "ok",
+          ),
         inPlaceResizeAvailable: settings.inPlaceResize,
       },
     });
@@ -122,6 +128,9 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     );
 
   async function reconcile(key: string): Promise<Outcome> {
+    // Until the first run after starting (or winning the lease) nothing is known of the source or the history:
+    // deciding then would hold auto-patch to audit and drop notices for nothing. The run queues every workload.
+    if (!firstRunDone) return { done: true };
     const [namespace = "", objectName = ""] = key.split("/");
     const dot = objectName.lastIndexOf(".");
     const name = objectName.slice(0, dot);
@@ -132,7 +141,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     // A deleted workload takes its Rightsizing with it (owner reference): nothing to do.
     if (!workload) {
       ownStatus.forget(key);
-      deps.metrics?.forget(namespace, name);
+      deps.metrics?.forget(key);
       return { done: true };
     }
     const c = covering(workload, kind);
@@ -142,7 +151,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         deps.log.info({ key, why: c.notCovered }, "rightsizing let go");
       }
       ownStatus.forget(key);
-      deps.metrics?.forget(namespace, name);
+      deps.metrics?.forget(key);
       return { done: true };
     }
     const object = cachedObject ?? (await deps.writes.create(c.covered));
@@ -191,13 +200,14 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     ...(deps.queueMetrics ? { metrics: deps.queueMetrics } : {}),
     log: deps.log,
   });
-  const enqueueWorkload = (o: KubernetesObject, kind: WorkloadKind) =>
+  const enqueueWorkload = (o: KubernetesObject, kind: WorkloadKind, priority: Priority = "change") =>
     queue.add(
       workloadKey({ namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "", kind }),
-      "change",
+      priority,
     );
-  const enqueueAll = () => {
-    for (const kind of kinds) for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind);
+  const enqueueAll = (priority: Priority = "change") => {
+    for (const kind of kinds)
+      for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind, priority);
   };
   caches.deployments.onChange((o) => enqueueWorkload(o, "Deployment"));
   caches.statefulSets.onChange((o) => enqueueWorkload(o, "StatefulSet"));
@@ -205,7 +215,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     for (const kind of kinds)
       for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
   });
-  policiesCache.onChange(enqueueAll);
+  policiesCache.onChange(() => enqueueAll());
   objectsCache.onChange((o) => queue.add(`${o.metadata?.namespace}/${o.metadata?.name}`, "change"));
 
   let running: Promise<RunSummary> | undefined;
@@ -229,6 +239,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         log: deps.log,
       });
       lastRunOk = summary.ok;
+      firstRunDone = true;
       const seconds = (performance.now() - started) / 1000;
       deps.metrics?.run(summary, seconds);
       deps.log.info(
@@ -242,7 +253,8 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         },
         "recommender run",
       );
-      for (const w of covered) queue.add(workloadKey(w), "periodic");
+      // Every workload, covered or not: one that is no longer covered has its Rightsizing removed.
+      enqueueAll("periodic");
       return summary;
     })().finally(() => {
       running = undefined;
@@ -260,7 +272,6 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         if (!stopped) timer = setTimeout(loop, settings.intervalMs);
       });
   };
-  enqueueAll();
   loop();
 
   return {
@@ -268,8 +279,9 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await running?.catch(() => undefined);
+      // The queue first: it is what writes; a run in flight only reads and fills memory.
       await queue.shutdown({ deadlineMs: 10_000 });
+      await running?.catch(() => undefined);
     },
   };
 }

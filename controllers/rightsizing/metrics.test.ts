@@ -50,8 +50,24 @@ describe("rightsizing metrics", () => {
     m.recommendation(web, both);
     m.recommendation(web, status(both.containers?.slice(0, 1)));
     expect(await series(registry, "napwake_rightsizing_recommended_cpu_cores")).toEqual([["app", 0.2]]);
-    m.forget("shop", "web");
+    m.forget("shop/web.deployment");
     expect(await series(registry, "napwake_rightsizing_recommended_cpu_cores")).toEqual([]);
+  });
+
+  it("keeps a Deployment's and a StatefulSet's series apart when they share a name", async () => {
+    const registry = new Registry();
+    const m = rightsizingMetrics(registry);
+    const db = { kind: "StatefulSet", namespace: "shop", name: "web" } as CoveredWorkload;
+    const one = status([{ name: "app", current: {}, target: { cpuRequest: "200m" }, state: "ok" }]);
+    m.recommendation(web, one);
+    m.recommendation(db, one);
+    const workloads = async () =>
+      (await registry.getSingleMetric("napwake_rightsizing_recommended_cpu_cores")?.get())?.values.map(
+        (v) => v.labels.workload,
+      );
+    expect(await workloads()).toEqual(["deployment/web", "statefulset/web"]);
+    m.forget("shop/web.statefulset");
+    expect(await workloads()).toEqual(["deployment/web"]);
   });
 
   it("counts queries, and runs stopped by a metrics source error", async () => {

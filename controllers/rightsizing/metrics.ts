@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { parseQuantity } from "../../kube/quantity.ts";
 import type { RightsizingMetrics } from "./controller.ts";
+import { workloadKey } from "./run.ts";
 
 /** Recommended against requested CPU and memory per container, recommender run time and query errors. */
 export function rightsizingMetrics(registry: Registry): RightsizingMetrics {
@@ -61,7 +62,7 @@ export function rightsizingMetrics(registry: Registry): RightsizingMetrics {
     },
     recommendation(w, status) {
       const workload = `${w.kind.toLowerCase()}/${w.name}`;
-      const key = `${w.namespace}/${w.name}`;
+      const key = workloadKey(w);
       const labels = (status.containers ?? []).map((c) => ({
         namespace: w.namespace,
         workload,
@@ -81,8 +82,7 @@ export function rightsizingMetrics(registry: Registry): RightsizingMetrics {
         set(requestedMemory, l, c.current.memoryRequest);
       });
     },
-    forget(namespace, workload) {
-      const key = `${namespace}/${workload}`;
+    forget(key) {
       for (const old of series.get(key) ?? []) for (const g of gauges) g.remove(old);
       series.delete(key);
     },
