@@ -1,18 +1,19 @@
 /**
- * The status a controller last wrote for each key, the resourceVersion it was decided from and the one the
- * write made. Informer caches lag behind our own writes: while the cache still shows the version we decided
- * from, decide from what we wrote instead. Status writes are conditional on the version decided from
- * (applyStatusIfUnchanged), so a cache that lags in any other way fails with a conflict and is retried.
+ * The status a controller last wrote for each key, and the resourceVersions that predate it: the one it was
+ * first decided from and every one this controller wrote since. Informer caches lag behind our own writes:
+ * while the cache shows any of those older versions, decide from our latest write instead. Status writes are
+ * conditional on the version decided from (applyStatusIfUnchanged), so a cache that lags in any other way
+ * (someone else wrote) fails with a conflict and is retried, never written over a newer status.
  */
 type Versioned<S> = { metadata: { resourceVersion?: string }; status?: S };
 
 export class OwnStatusMemory<S> {
-  readonly #written = new Map<string, { basedOn: string; written: string; status: S }>();
+  readonly #written = new Map<string, { older: Set<string>; written: string; status: S }>();
 
   /** The cached object, or the same object with our newer status while the cache has not caught up. */
   view<T extends Versioned<S>>(key: string, cached: T): T {
     const own = this.#written.get(key);
-    if (own && own.basedOn === (cached.metadata.resourceVersion ?? "")) {
+    if (own?.older.has(cached.metadata.resourceVersion ?? "")) {
       return {
         ...cached,
         metadata: { ...cached.metadata, resourceVersion: own.written },
@@ -23,8 +24,13 @@ export class OwnStatusMemory<S> {
     return cached;
   }
 
-  remember(key: string, decidedFrom: Versioned<S>, written: string, status: S): void {
-    this.#written.set(key, { basedOn: decidedFrom.metadata.resourceVersion ?? "", written, status });
+  /** A status written at `written`, decided from `cached` (the cache's object, before any substitution). */
+  remember(key: string, cached: Versioned<S>, written: string, status: S): void {
+    const own = this.#written.get(key);
+    const older = new Set(own?.older ?? []);
+    older.add(cached.metadata.resourceVersion ?? "");
+    if (own) older.add(own.written);
+    this.#written.set(key, { older, written, status });
   }
 
   forget(key: string): void {

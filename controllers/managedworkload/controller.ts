@@ -121,6 +121,7 @@ export async function startManagedWorkloadController(
       mw,
       nowMs,
       parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
+      knownActivity(mw, workload),
     );
     const decided = decide({
       nowMs,
@@ -252,6 +253,15 @@ function withPrediction(decision: Decision, look: ForecastLook | undefined): Dec
   else delete status.prediction;
   const notices = look.notices.map((n) => ({ ...n, kind: "action" as const }));
   return { ...decision, status, events: [...decision.events, ...notices] };
+}
+
+/** The latest activity known before deciding: status and the activity annotations on the target. */
+function knownActivity(mw: ManagedWorkload, workload: Workload | undefined): number | null {
+  const a = workload?.metadata?.annotations ?? {};
+  const times = [mw.status?.lastActivity?.time, a[annotations.lastRequest], a[annotations.activity]]
+    .map(timeOf)
+    .filter((t): t is number => t !== null);
+  return times.length > 0 ? Math.max(...times) : null;
 }
 
 function timeOf(iso: string | undefined): number | null {

@@ -83,6 +83,19 @@ describe("the forecast book", () => {
     expect(look.advice).toBeNull();
   });
 
+  it("counts activity from just before a slot closed in that slot, when the next decision first learns of it", () => {
+    const withActivity = new ForecastBook();
+    const without = new ForecastBook();
+    for (const book of [withActivity, without]) book.look("k", mw(), t0, 30 * 60_000);
+    // A request at 00:14:59, first seen by the decision at 00:15:01.
+    withActivity.look("k", mw(), t0 + 15 * 60_000 + 1_000, 30 * 60_000, t0 + 15 * 60_000 - 1_000);
+    without.look("k", mw(), t0 + 15 * 60_000 + 1_000, 30 * 60_000, null);
+    // The state is saved hourly: an hour on, what each learned is in it.
+    const later = (book: ForecastBook) =>
+      book.look("k", mw(), t0 + 61 * 60_000, 30 * 60_000).prediction?.state;
+    expect(later(withActivity)).not.toBe(later(without));
+  });
+
   it("learns an active slot from the activity it was told of", () => {
     const book = new ForecastBook();
     book.look("k", mw(), t0, 30 * 60_000);

@@ -70,7 +70,14 @@ export class ForecastBook {
    * Brings the workload's engine up to `nowMs`, learning the slots that closed, and returns its advice and
    * the prediction to show.
    */
-  look(key: string, mw: ManagedWorkload, nowMs: number, idleWindowMs: number): ForecastLook {
+  look(
+    key: string,
+    mw: ManagedWorkload,
+    nowMs: number,
+    idleWindowMs: number,
+    /** The latest activity known before this decision (status, annotations): counted before its slot closes. */
+    knownActivityMs: number | null = null,
+  ): ForecastLook {
     if (mw.spec.forecast?.enabled === false) {
       this.#entries.delete(key);
       return { advice: null, prediction: undefined, notices: [] };
@@ -80,6 +87,7 @@ export class ForecastBook {
     const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config, notices);
     this.#entries.set(key, entry);
     const nowSlot = slotOf(nowMs);
+    this.noteActivity(key, knownActivityMs);
     if (nowSlot > entry.openSlot) {
       const points: GridPoint[] = [];
       for (let slot = entry.openSlot; slot < nowSlot; slot++) {
