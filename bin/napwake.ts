@@ -40,6 +40,7 @@ import { cachedOwnerLookup } from "../webhook/owners.ts";
 import { ConfigError, type OperatorConfig, parseOperatorConfig } from "./operator-config.ts";
 import { parseRightsizingConfig } from "./rightsizing-config.ts";
 import { ownUsername, type RunningWebhooks, startWebhooks } from "./webhooks.ts";
+import { type Stoppable, whileLeading } from "./while-leading.ts";
 
 const usage = `usage: napwake operator [flags]
 
@@ -156,17 +157,13 @@ async function runOperator(config: OperatorConfig): Promise<void> {
   const rightsizingMeter = config.rightsizing.enabled ? rightsizingMetrics(metrics.registry) : undefined;
   const lead = async (signal: AbortSignal) => {
     log.info({}, "leading: starting controllers");
-    // Whatever started is stopped when leading ends, also when a later controller fails to start.
-    const started: { stop(): Promise<void> }[] = [];
     try {
-      await startControllers(started);
-      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      await whileLeading(signal, startControllers);
     } finally {
-      await Promise.all(started.map((c) => c.stop()));
       log.info({}, "stopped leading: controllers stopped");
     }
   };
-  const startControllers = async (started: { stop(): Promise<void> }[]) => {
+  const startControllers = async (started: (s: Stoppable) => void) => {
     const optIn = startOptInController({
       caches,
       custom: kc.makeApiClient(CustomObjectsApi),
@@ -177,7 +174,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       metrics: metrics.queueMetrics("optin"),
       log,
     });
-    started.push(optIn);
+    started(optIn);
     const managed = await startManagedWorkloadController({
       caches,
       clock: systemClock,
@@ -201,7 +198,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       forecasts: new ForecastBook(),
       log,
     });
-    started.push(managed);
+    started(managed);
     const rightsizing = config.rightsizing.enabled
       ? startRightsizingController({
           caches,
@@ -228,7 +225,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
           log,
         })
       : undefined;
-    if (rightsizing) started.push(rightsizing);
+    if (rightsizing) started(rightsizing);
   };
 
   const stopController = new AbortController();
