@@ -63,7 +63,7 @@ describe("assembleHistories", () => {
       ]),
     );
     const { histories } = assembleHistories([api], collected, range, STEP);
-    expect(histories.get("shop/api/app")?.samples.map((s) => s.present)).toEqual([
+    expect(histories.get("shop/Deployment/api/app")?.samples.map((s) => s.present)).toEqual([
       true,
       true,
       false,
@@ -73,25 +73,38 @@ describe("assembleHistories", () => {
     ]);
   });
 
+  it("keeps a Deployment and a StatefulSet of the same name apart", () => {
+    const collected = empty();
+    collected.cpu.push(series(podA, "app", [[0, 0.2]]), series("api-0", "app", [[0, 0.9]]));
+    collected.memory.push(series(podA, "app", [[0, 100]]), series("api-0", "app", [[0, 900]]));
+    const sts: UsageTarget = { ...api, kind: "StatefulSet" };
+    const { histories } = assembleHistories([api, sts], collected, { start: at(0), end: at(0) }, STEP);
+    const cpu = (key: string) => histories.get(key)?.samples.map((s) => (s.present ? s.cpuCores : null));
+    expect(cpu("shop/Deployment/api/app")).toEqual([0.2]);
+    expect(cpu("shop/StatefulSet/api/app")).toEqual([0.9]);
+  });
+
   it("starts a new container at its first sample", () => {
     const collected = empty();
     collected.cpu.push(series(podA, "app", [[3, 0.5]]));
     collected.memory.push(series(podA, "app", [[3, 100]]));
-    const samples = assembleHistories([api], collected, range, STEP).histories.get("shop/api/app")?.samples;
+    const samples = assembleHistories([api], collected, range, STEP).histories.get(
+      "shop/Deployment/api/app",
+    )?.samples;
     expect(samples?.map((s) => s.t)).toEqual([at(3), at(4), at(5)]);
   });
 
   it("gives a resumed container without samples absent steps (it was paused)", () => {
     const { histories, missing } = assembleHistories([{ ...api, since: at(-1) }], empty(), range, STEP);
-    expect(histories.get("shop/api/app")?.samples).toHaveLength(6);
-    expect(histories.get("shop/api/app")?.samples.every((s) => !s.present)).toBe(true);
+    expect(histories.get("shop/Deployment/api/app")?.samples).toHaveLength(6);
+    expect(histories.get("shop/Deployment/api/app")?.samples.every((s) => !s.present)).toBe(true);
     expect(missing).toEqual([]);
   });
 
   it("reports a new container without samples as missing, with no history", () => {
     const { histories, missing } = assembleHistories([api], empty(), range, STEP);
     expect(histories.size).toBe(0);
-    expect(missing).toEqual(["shop/api/app"]);
+    expect(missing).toEqual(["shop/Deployment/api/app"]);
   });
 
   it("needs both CPU and memory for a present step", () => {
@@ -104,7 +117,7 @@ describe("assembleHistories", () => {
     );
     collected.memory.push(series(podA, "app", [[0, 100]]));
     const samples = assembleHistories([api], collected, { start: at(0), end: at(1) }, STEP).histories.get(
-      "shop/api/app",
+      "shop/Deployment/api/app",
     )?.samples;
     expect(samples?.map((s) => s.present)).toEqual([true, false]);
   });
@@ -132,7 +145,7 @@ describe("assembleHistories", () => {
       ]),
     );
     const samples = assembleHistories([api], collected, { start: at(0), end: at(1) }, STEP).histories.get(
-      "shop/api/app",
+      "shop/Deployment/api/app",
     )?.samples;
     expect(samples).toEqual([
       { t: at(0), present: true, cpuCores: 0.7, memoryBytes: 200 },
@@ -168,7 +181,7 @@ describe("assembleHistories", () => {
     );
     collected.oom.push(series(podA, "app", [[2, 1]]));
     collected.restarts.push(series(podA, "app", [[2, 2]]));
-    const history = assembleHistories([api], collected, range, STEP).histories.get("shop/api/app");
+    const history = assembleHistories([api], collected, range, STEP).histories.get("shop/Deployment/api/app");
     expect(history?.ooms).toEqual([{ t: at(2), memoryBytes: 900 * MIB }]);
     expect(history?.restarts).toEqual([{ t: at(2) }, { t: at(2) }]);
   });
@@ -231,11 +244,9 @@ describe("fetchUsage", () => {
     const client = fakeClient(steady);
     const result = await fetchUsage(client, [{ ...api, since: at(9) }], at(12), config);
     expect(client.calls.every((c) => c.start === at(10) && c.end === at(12))).toBe(true);
-    expect(result.ok && result.value.histories.get("shop/api/app")?.samples.map((s) => s.t)).toEqual([
-      at(10),
-      at(11),
-      at(12),
-    ]);
+    expect(
+      result.ok && result.value.histories.get("shop/Deployment/api/app")?.samples.map((s) => s.t),
+    ).toEqual([at(10), at(11), at(12)]);
   });
 
   it("asks nothing when the checkpoint is up to date", async () => {
@@ -270,7 +281,7 @@ describe("fetchUsage", () => {
     );
     const result = await fetchUsage(client, [api], at(12), config);
     expect(
-      result.ok && result.value.histories.get("shop/api/app")?.samples.filter((s) => s.present),
+      result.ok && result.value.histories.get("shop/Deployment/api/app")?.samples.filter((s) => s.present),
     ).toHaveLength(13);
   });
 

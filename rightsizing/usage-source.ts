@@ -94,8 +94,11 @@ export type UsageResult =
   | { readonly ok: true; readonly value: UsageFetch }
   | { readonly ok: false; readonly error: UsageSourceError };
 
-export const containerKey = (namespace: string, workload: string, container: string): string =>
-  `${namespace}/${workload}/${container}`;
+/** One container of one workload; the kind is part of it, as a Deployment and a StatefulSet may share a name. */
+export const containerKey = (
+  target: Pick<UsageTarget, "namespace" | "kind" | "workload">,
+  container: string,
+): string => `${target.namespace}/${target.kind}/${target.workload}/${container}`;
 
 /** Whether a pod name is one the workload's controller would give its pods. */
 export function podBelongsTo(kind: WorkloadKind, workload: string, pod: string): boolean {
@@ -291,7 +294,7 @@ function historyAssembler(
         podBelongsTo(t.kind, t.workload, pod) &&
         (t.containers.length === 0 || t.containers.includes(container)),
     );
-    const key = target ? containerKey(target.namespace, target.workload, container) : null;
+    const key = target ? containerKey(target, container) : null;
     if (target && key) targetOf.set(key, target);
     owners.set(podKey, key);
     return key;
@@ -364,7 +367,7 @@ function historyAssembler(
       const missing: string[] = [];
       for (const target of targets) {
         for (const container of target.containers) {
-          const key = containerKey(target.namespace, target.workload, container);
+          const key = containerKey(target, container);
           if (keys.has(key)) continue;
           targetOf.set(key, target);
           // A resumed container without samples had no pods: absent steps. A new one: nothing known yet.

@@ -43,6 +43,9 @@ export type RunSummary = {
   readonly error?: string;
 };
 
+/** The workload as the usage source names it. */
+const usageIdentity = (w: CoveredWorkload) => ({ namespace: w.namespace, kind: w.kind, workload: w.name });
+
 /** workload key (`namespace/name.kind`, the Rightsizing object's key) of a covered workload. */
 export function workloadKey(w: Pick<CoveredWorkload, "namespace" | "name" | "kind">): string {
   return `${w.namespace}/${w.name}.${w.kind.toLowerCase()}`;
@@ -58,7 +61,7 @@ export class RecommenderMemory {
   retain(covered: readonly CoveredWorkload[]): void {
     const workloads = new Set(covered.map(workloadKey));
     const containers = new Set(
-      covered.flatMap((w) => w.containers.map((c) => containerKey(w.namespace, w.name, c.name))),
+      covered.flatMap((w) => w.containers.map((c) => containerKey(usageIdentity(w), c.name))),
     );
     for (const key of this.outcomes.keys()) if (!workloads.has(key)) this.outcomes.delete(key);
     for (const key of this.states.keys()) if (!containers.has(key)) this.states.delete(key);
@@ -101,7 +104,7 @@ export async function runRecommender(opts: {
   for (const w of covered) {
     const learned = new Map<string, { recommendation: ReturnType<typeof recommend>; checkpoint: string }>();
     for (const c of w.containers) {
-      const state = memory.states.get(containerKey(w.namespace, w.name, c.name));
+      const state = memory.states.get(containerKey(usageIdentity(w), c.name));
       if (!state || state.presentSamples + state.absentSamples === 0) continue;
       learned.set(c.name, {
         recommendation: recommend(state, settings.recommender),
@@ -118,7 +121,7 @@ export async function runRecommender(opts: {
 function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>[0]): UsageTarget {
   let since: number | null = Number.POSITIVE_INFINITY;
   for (const c of w.containers) {
-    const key = containerKey(w.namespace, w.name, c.name);
+    const key = containerKey(usageIdentity(w), c.name);
     let state = opts.memory.states.get(key);
     if (!state) {
       state = restore(w, c.name, opts);

@@ -17,6 +17,11 @@ import { type ContainerSeries, containerUsageOpenMetrics } from "../cluster/hist
 import { type Clients, clusterClients, createTestNamespace, deleteTestNamespace } from "./cluster.ts";
 
 const minute = 60_000;
+const kindOf: Record<string, "Deployment" | "StatefulSet"> = {
+  api: "Deployment",
+  db: "StatefulSet",
+  worker: "StatefulSet",
+};
 const hour = 60 * minute;
 const day = 24 * hour;
 const mib = 2 ** 20;
@@ -96,7 +101,9 @@ describe("rightsizing usage from the local Prometheus", () => {
   }
 
   const recommendationOf = (states: Map<string, RecommenderState>, workload: string, container: string) => {
-    const state = states.get(containerKey(namespace, workload, container));
+    const state = states.get(
+      containerKey({ namespace, kind: kindOf[workload] ?? "Deployment", workload }, container),
+    );
     expect(state, `state of ${workload}/${container}`).toBeDefined();
     return recommend(state ?? emptyState(defaultConfig), defaultConfig);
   };
@@ -141,7 +148,7 @@ describe("rightsizing usage from the local Prometheus", () => {
       restored.set(key, parsed.value);
     }
     const since = (t: UsageTarget) =>
-      restored.get(containerKey(t.namespace, t.workload, t.containers[0] ?? ""))?.lastSampleAt ?? null;
+      restored.get(containerKey(t, t.containers[0] ?? ""))?.lastSampleAt ?? null;
     const resumedTargets = targets.map((t) => ({ ...t, since: since(t) }));
     const checkpointAt = Math.min(...resumedTargets.map((t) => t.since ?? Number.POSITIVE_INFINITY));
 
