@@ -204,11 +204,15 @@ export async function serviceAccountKubeconfig(opts: {
   server: string;
   caFile: string;
   file: string;
+  /** The context's default namespace; the ServiceAccount's own when not given. */
+  contextNamespace?: string;
+  /** How long the token lives; a week when not given. */
+  expirationSeconds?: number;
 }): Promise<string> {
   const token = await opts.kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
     namespace: opts.namespace,
     name: opts.serviceAccount,
-    body: { spec: { expirationSeconds: 7 * 24 * 3600, audiences: [] } },
+    body: { spec: { expirationSeconds: opts.expirationSeconds ?? 7 * 24 * 3600, audiences: [] } },
   });
   await writeFile(
     opts.file,
@@ -224,7 +228,7 @@ contexts:
   context:
     cluster: sandbox
     user: ${opts.serviceAccount}
-    namespace: ${opts.namespace}
+    namespace: ${opts.contextNamespace ?? opts.namespace}
 current-context: ${opts.serviceAccount}
 users:
 - name: ${opts.serviceAccount}

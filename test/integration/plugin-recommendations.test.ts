@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import { fieldManager } from "../../api/keys.ts";
 import { type RightsizingStatus, rightsizingCrd, rightsizingName } from "../../api/rightsizing.ts";
 import type { WorkloadKind } from "../../api/rightsizingpolicy.ts";
 import { applyStatusIfUnchanged } from "../../kube/apply.ts";
+import { serviceAccountKubeconfig } from "../cluster/napwake-install.ts";
 import { type Clients, clusterClients, createTestNamespace, deleteTestNamespace } from "./cluster.ts";
 import { installCrd, repoRoot } from "./crds.ts";
 
@@ -238,35 +239,18 @@ describe("kubectl napwake recommendations on the real control plane", () => {
       namespace: empty,
       body: { metadata: { name: "nobody" } },
     });
-    const token = await clients.core.createNamespacedServiceAccountToken({
-      namespace: empty,
-      name: "nobody",
-      body: { spec: { expirationSeconds: 600 } },
-    });
-    const cluster = clients.kc.getCurrentCluster();
     const dir = await mkdtemp(join(tmpdir(), "napwake-plugin-"));
     try {
-      const kubeconfig = join(dir, "kubeconfig.json");
-      await writeFile(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [
-            {
-              name: "test",
-              cluster: {
-                server: cluster?.server,
-                "certificate-authority": cluster?.caFile,
-                "certificate-authority-data": cluster?.caData,
-              },
-            },
-          ],
-          users: [{ name: "nobody", user: { token: token.status?.token } }],
-          contexts: [{ name: "nobody", context: { cluster: "test", user: "nobody", namespace: shop } }],
-          "current-context": "nobody",
-        }),
-      );
+      const kubeconfig = await serviceAccountKubeconfig({
+        kc: clients.kc,
+        namespace: empty,
+        serviceAccount: "nobody",
+        server: clients.kc.getCurrentCluster()?.server ?? "",
+        caFile: clients.info.caCert,
+        file: join(dir, "kubeconfig"),
+        contextNamespace: shop,
+        expirationSeconds: 600,
+      });
       const result = await plugin("recommendations", "--kubeconfig", kubeconfig);
       expect(result.code).toBe(1);
       expect(result.stdout).toBe("");

@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import { serviceAccountKubeconfig } from "../cluster/napwake-install.ts";
 import {
   type Clients,
   clusterClients,
@@ -180,35 +181,17 @@ describe("the kubectl plugin on the real control plane", () => {
         subjects: [{ kind: "ServiceAccount", name: "viewer", namespace }],
       },
     });
-    const token = await clients.core.createNamespacedServiceAccountToken({
-      namespace,
-      name: "viewer",
-      body: { spec: { expirationSeconds: 600 } },
-    });
-    const cluster = clients.kc.getCurrentCluster();
     const dir = await mkdtemp(join(tmpdir(), "napwake-plugin-"));
     try {
-      const kubeconfig = join(dir, "kubeconfig.json");
-      await writeFile(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [
-            {
-              name: "test",
-              cluster: {
-                server: cluster?.server,
-                "certificate-authority": cluster?.caFile,
-                "certificate-authority-data": cluster?.caData,
-              },
-            },
-          ],
-          users: [{ name: "viewer", user: { token: token.status?.token } }],
-          contexts: [{ name: "viewer", context: { cluster: "test", user: "viewer", namespace } }],
-          "current-context": "viewer",
-        }),
-      );
+      const kubeconfig = await serviceAccountKubeconfig({
+        kc: clients.kc,
+        namespace: namespace,
+        serviceAccount: "viewer",
+        server: clients.kc.getCurrentCluster()?.server ?? "",
+        caFile: clients.info.caCert,
+        file: join(dir, "kubeconfig"),
+        expirationSeconds: 600,
+      });
       // Until the authorizer's cache has the Role, even the list is refused; then only the patch is.
       const result = await eventually("the Role is in force", async () => {
         const attempt = await plugin("pause", "web", "--kubeconfig", kubeconfig);
