@@ -203,7 +203,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       ? startRightsizingController({
           caches,
           prometheus: prometheusClient({ url: config.prometheusUrl ?? "" }),
-          writes: rightsizingWrites(kc.makeApiClient(CustomObjectsApi), fieldManager),
+          writes: rightsizingWrites({
+            custom: kc.makeApiClient(CustomObjectsApi),
+            objects: KubernetesObjectApi.makeApiClient(kc),
+            fieldManager,
+          }),
           events,
           clock: systemClock,
           settings: {

@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from "node:util";
+
 /**
  * The status a controller last wrote for each key, and the resourceVersions that predate it: the one it was
  * first decided from and every one this controller wrote since. Informer caches lag behind our own writes:
@@ -36,4 +38,10 @@ export class OwnStatusMemory<S> {
   forget(key: string): void {
     this.#written.delete(key);
   }
+}
+
+/** Whether `next` differs from the status read back; what was read has no undefined members, so compare like with like. */
+export function statusChanged(current: unknown, next: unknown): boolean {
+  const plain = (v: unknown) => JSON.parse(JSON.stringify(v ?? {})) as unknown;
+  return !isDeepStrictEqual(plain(current), plain(next));
 }

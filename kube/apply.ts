@@ -47,7 +47,7 @@ export function toClientModel<T extends KubernetesObject>(object: T): T {
 }
 
 /** Request options that make a typed client's patch call a server-side apply. */
-export const serverSideApplyOptions = setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
+const serverSideApplyOptions = setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
 
 export type CustomResourceApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
 

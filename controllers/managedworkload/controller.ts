@@ -4,7 +4,6 @@
  * A reconcile re-reads everything from the caches (whatever woke it), measures activity when a periodic
  * check is due, decides, writes in order, records Events and writes status if it changed.
  */
-import { isDeepStrictEqual } from "node:util";
 import type {
   KubernetesObject,
   V1Deployment,
@@ -30,9 +29,9 @@ import {
   WorkQueue,
 } from "../../kube/workqueue.ts";
 import type { Caches } from "../caches.ts";
-import { OwnStatusMemory } from "../own-status.ts";
+import { OwnStatusMemory, statusChanged } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
-import { decide, pausedFromOf } from "./decide.ts";
+import { decide, pausedFromOf, timeOf } from "./decide.ts";
 import type { ForecastBook, ForecastLook } from "./forecasting.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type { ActivitySample, Decision, ReconcilerSettings, TargetState } from "./observation.ts";
@@ -150,7 +149,7 @@ export async function startManagedWorkloadController(
       countLifecycle(decision);
     }
     await recordEvents(mw, decision);
-    if (!isDeepStrictEqual(stripUndefined(mw.status ?? {}), stripUndefined(decision.status))) {
+    if (statusChanged(mw.status, decision.status)) {
       try {
         const written = await deps.writes.writeStatus(mw, decision.status);
         ownStatus.remember(key, cached, written, decision.status);
@@ -264,11 +263,6 @@ function knownActivity(mw: ManagedWorkload, workload: Workload | undefined): num
   return times.length > 0 ? Math.max(...times) : null;
 }
 
-function timeOf(iso: string | undefined): number | null {
-  const ms = iso ? Date.parse(iso) : Number.NaN;
-  return Number.isNaN(ms) ? null : ms;
-}
-
 /** What a change of the target says about urgency: a workload scaled up from zero is woken first. */
 function targetPriority(workload: Workload): Priority {
   const annotationsOn = workload.metadata?.annotations ?? {};
@@ -311,9 +305,4 @@ export function existingOwner(mw: ManagedWorkload, all: readonly ManagedWorkload
       key(m) < key(mw),
   );
   return rivals.sort((a, b) => key(a).localeCompare(key(b)))[0]?.metadata.name ?? null;
-}
-
-/** Status read back from the API server has no undefined members; compare like with like. */
-function stripUndefined<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }

@@ -595,7 +595,8 @@ function untilNext(obs: Observation, atMs: number | null, otherwiseMs: number): 
   return atMs === null ? otherwiseMs : Math.max(1_000, Math.min(otherwiseMs, atMs - obs.nowMs));
 }
 
-function timeOf(value: string | undefined | null): number | null {
+/** An RFC 3339 time in ms, or null when absent or unreadable. */
+export function timeOf(value: string | undefined | null): number | null {
   if (!value) return null;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : ms;

@@ -4,7 +4,6 @@
  * the last run. A reconcile never reads Prometheus: it decides from the caches and the run's outcome in
  * memory, so a change of policy or annotation shows in status at once. Writes nothing to workloads.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import {
   type Rightsizing,
@@ -24,7 +23,7 @@ import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../..
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import type { Caches } from "../caches.ts";
 import { httpCode } from "../managedworkload/writes.ts";
-import { OwnStatusMemory } from "../own-status.ts";
+import { OwnStatusMemory, statusChanged } from "../own-status.ts";
 import { type CoveredWorkload, coverage, type Workload } from "./coverage.ts";
 import { decideRightsizing } from "./decide.ts";
 import { RecommenderMemory, type RunSettings, type RunSummary, runRecommender, workloadKey } from "./run.ts";
@@ -165,7 +164,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       run: memory.outcomes.get(key) ?? null,
       config: settings.recommender,
     });
-    if (!isDeepStrictEqual(plain(current.status ?? {}), plain(decision.status))) {
+    if (statusChanged(current.status, decision.status)) {
       try {
         const written = await deps.writes.writeStatus(current, decision.status);
         ownStatus.remember(key, object, written, decision.status);
@@ -284,9 +283,4 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       await running?.catch(() => undefined);
     },
   };
-}
-
-/** Status read back from the API server has no undefined members; compare like with like. */
-function plain<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }

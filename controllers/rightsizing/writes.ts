@@ -1,11 +1,11 @@
-import type { CustomObjectsApi } from "@kubernetes/client-node";
+import type { CustomObjectsApi, KubernetesObjectApi } from "@kubernetes/client-node";
 import {
   type Rightsizing,
   type RightsizingStatus,
   rightsizingCrd,
   rightsizingName,
 } from "../../api/rightsizing.ts";
-import { applyStatusIfUnchanged, serverSideApplyOptions } from "../../kube/apply.ts";
+import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
 import type { CoveredWorkload } from "./coverage.ts";
 
 /** Every write the rightsizing controller makes. None of them touches a workload. */
@@ -17,17 +17,20 @@ export interface RightsizingWrites {
   remove(namespace: string, name: string): Promise<void>;
 }
 
-export function rightsizingWrites(custom: CustomObjectsApi, fieldManager: string): RightsizingWrites {
+export function rightsizingWrites(clients: {
+  custom: CustomObjectsApi;
+  objects: KubernetesObjectApi;
+  fieldManager: string;
+}): RightsizingWrites {
+  const { custom, objects, fieldManager } = clients;
   const crd = { group: rightsizingCrd.group, version: rightsizingCrd.version, plural: rightsizingCrd.plural };
   return {
     async create(w) {
       const name = rightsizingName(w.kind, w.name);
-      return (await custom.patchNamespacedCustomObject(
-        {
-          ...crd,
-          namespace: w.namespace,
-          name,
-          body: {
+      const [applied] = await serverSideApply(
+        objects,
+        [
+          {
             apiVersion: rightsizingCrd.apiVersion,
             kind: rightsizingCrd.kind,
             metadata: {
@@ -39,11 +42,11 @@ export function rightsizingWrites(custom: CustomObjectsApi, fieldManager: string
             },
             spec: { targetRef: { kind: w.kind, name: w.name } },
           },
-          fieldManager,
-          force: true,
-        },
-        serverSideApplyOptions,
-      )) as Rightsizing;
+        ],
+        fieldManager,
+        { force: true },
+      );
+      return applied as unknown as Rightsizing;
     },
     writeStatus: (object, status) => applyStatusIfUnchanged(custom, crd, object, status, fieldManager),
     async remove(namespace, name) {

@@ -62,7 +62,7 @@ describe("the rightsizing controller", () => {
     controller = startRightsizingController({
       caches,
       prometheus: prometheusClient({ url, retries: 1, initialBackoffMs: 10, timeoutMs: 20_000 }),
-      writes: rightsizingWrites(clients.custom, fieldManager),
+      writes: rightsizingWrites({ custom: clients.custom, objects: clients.objects, fieldManager }),
       events: new EventRecorder({
         client: clients.kc.makeApiClient(EventsV1Api),
         reportingInstance: "test",
