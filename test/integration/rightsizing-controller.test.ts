@@ -87,7 +87,8 @@ describe("the rightsizing controller", () => {
     controller = undefined;
   };
 
-  const policy = async (name: string, spec: Record<string, unknown>) => {
+  /** A policy for this test's namespace; with `tier`, only for its workloads of that tier. */
+  const policy = async (name: string, { tier, ...spec }: Record<string, unknown> & { tier?: string }) => {
     policies.push(name);
     await clients.custom.createClusterCustomObject({
       group,
@@ -98,7 +99,10 @@ describe("the rightsizing controller", () => {
         kind: "RightsizingPolicy",
         metadata: { name },
         spec: {
-          selector: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } } },
+          selector: {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
+            ...(tier ? { workloadSelector: { matchLabels: { tier } } } : {}),
+          },
           ...spec,
         },
       },
@@ -148,55 +152,34 @@ describe("the rightsizing controller", () => {
       }),
     );
     // Replicas 0: the recommendation comes from history alone, with no live pod series beside it.
-    await clients.apps.createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: "api", labels: { app: "api", tier: "web" } },
-        spec: {
-          replicas: 0,
-          selector: { matchLabels: { app: "api" } },
-          template: template("api", container("app", "1", "1Gi")),
-        },
-      },
+    const workload = async (
+      kind: "Deployment" | "StatefulSet",
+      name: string,
+      tier: string,
+      c: V1Container,
+      annotationsOn: Record<string, string> = {},
+    ) => {
+      const spec = {
+        replicas: 0,
+        selector: { matchLabels: { app: name } },
+        template: template(name, c),
+      };
+      const metadata = { name, labels: { app: name, tier }, annotations: annotationsOn };
+      if (kind === "Deployment") {
+        await clients.apps.createNamespacedDeployment({ namespace, body: { metadata, spec } });
+      } else {
+        await clients.apps.createNamespacedStatefulSet({
+          namespace,
+          body: { metadata, spec: { ...spec, serviceName: name } },
+        });
+      }
+    };
+    await workload("Deployment", "api", "web", container("app", "1", "1Gi"));
+    await workload("StatefulSet", "db", "data", container("postgres", "500m", "2Gi"));
+    await workload("Deployment", "fresh", "web", container("app", "200m", "256Mi"), {
+      [annotations.memoryMode]: "off",
     });
-    await clients.apps.createNamespacedStatefulSet({
-      namespace,
-      body: {
-        metadata: { name: "db", labels: { app: "db", tier: "data" } },
-        spec: {
-          replicas: 0,
-          serviceName: "db",
-          selector: { matchLabels: { app: "db" } },
-          template: template("db", container("postgres", "500m", "2Gi")),
-        },
-      },
-    });
-    await clients.apps.createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: {
-          name: "fresh",
-          labels: { app: "fresh", tier: "web" },
-          annotations: { [annotations.memoryMode]: "off" },
-        },
-        spec: {
-          replicas: 0,
-          selector: { matchLabels: { app: "fresh" } },
-          template: template("fresh", container("app", "200m", "256Mi")),
-        },
-      },
-    });
-    await clients.apps.createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: "ignored", labels: { app: "ignored", tier: "batch" } },
-        spec: {
-          replicas: 0,
-          selector: { matchLabels: { app: "ignored" } },
-          template: template("ignored", container("app", "100m", "64Mi")),
-        },
-      },
-    });
+    await workload("Deployment", "ignored", "batch", container("app", "100m", "64Mi"));
     const suffix = namespace.slice(-8);
     await policy(`rs-team-${suffix}`, {
       priority: 10,
@@ -205,28 +188,19 @@ describe("the rightsizing controller", () => {
     });
     await policy(`rs-web-${suffix}`, {
       priority: 20,
-      selector: {
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
-        workloadSelector: { matchLabels: { tier: "web" } },
-      },
+      tier: "web",
       cpu: { mode: "auto-patch" },
     });
     for (const name of [`rs-tie-a-${suffix}`, `rs-tie-b-${suffix}`]) {
       await policy(name, {
         priority: 15,
-        selector: {
-          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
-          workloadSelector: { matchLabels: { tier: "data" } },
-        },
+        tier: "data",
         memory: { mode: "audit" },
       });
     }
     await policy(`rs-batch-off-${suffix}`, {
       priority: 30,
-      selector: {
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
-        workloadSelector: { matchLabels: { tier: "batch" } },
-      },
+      tier: "batch",
       cpu: { mode: "off" },
       memory: { mode: "off" },
     });
