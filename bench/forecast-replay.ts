@@ -9,6 +9,13 @@ import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
 import { generatorChances, timeOfDayChances } from "./sim/chances.ts";
 import {
+  bestWithinAwakeBudget,
+  FRONTIER_IDLE_MINUTES,
+  FRONTIER_PROBABILITIES,
+  type FrontierPoint,
+  replayFrontier,
+} from "./sim/frontier.ts";
+import {
   type ChanceOf,
   gridOf,
   type Policy,
@@ -123,11 +130,48 @@ function reportTrace(trace: Trace, chances: ChanceOf, chancesNote: string, libra
   const [fixed, , forecast] = results;
   if (fixed && forecast) write(verdict(fixed, forecast).text);
   write(`(ref: not a policy, it knows the odds ahead: ${chancesNote}; same rule, windows and trust as (c))`);
+  if (fixed) reportFrontier(trace, fixed, chances);
   write("");
   write(
     table(
       ["forecaster, series", "horizon x origins", "MASE", "MSE ratio", "MAE", "MAE snaive", "slots"],
       (["occupancy", "requests"] as const).flatMap((signal) => accuracyRows(signal, trace, library)),
+    ),
+  );
+}
+
+function describePoint(point: FrontierPoint | null): string {
+  if (!point) return "none within the awake hours of (a)";
+  const pct = (change: number) => {
+    const rounded = Math.round(change * 1000) / 10;
+    return `${rounded > 0 ? "+" : ""}${rounded === 0 ? 0 : rounded}%`;
+  };
+  return (
+    `${pct(point.coldStartChange)} cold starts, awake ${pct(point.awakeChange)} ` +
+    `(chance ${point.activityProbability}, idle ${point.idleWindowMinutes} min)`
+  );
+}
+
+/** Whether any setting of (c)'s rule meets the target, with the engine's forecast and with the true chances. */
+function reportFrontier(trace: Trace, fixed: PolicyResult, chances: ChanceOf) {
+  const frontier = replayFrontier(trace, FORECAST, fixed, chances);
+  const meets = (points: readonly FrontierPoint[]) =>
+    points.filter((p) => p.coldStartChange <= -0.5 && p.awakeChange <= 0).length;
+  write(
+    `\nfrontier of (c)'s rule, ${frontier.engine.length} settings (chance ${FRONTIER_PROBABILITIES.join(", ")} x ` +
+      `idle ${FRONTIER_IDLE_MINUTES.join(", ")} min), best within the awake hours of (a):`,
+  );
+  write(
+    table(
+      ["forecast", "best point", "settings meeting the target"],
+      [
+        ["engine", describePoint(bestWithinAwakeBudget(frontier.engine)), String(meets(frontier.engine))],
+        [
+          "ref: true chances",
+          describePoint(bestWithinAwakeBudget(frontier.reference)),
+          String(meets(frontier.reference)),
+        ],
+      ],
     ),
   );
 }

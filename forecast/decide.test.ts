@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
 import { clockAdvice, decide } from "./decide.ts";
 import { createEngine, type ForecastEngine, observeAll } from "./engine.ts";
-import { forecastSlots } from "./forecast.ts";
+import { forecastProbability, forecastSlots, patternMean } from "./forecast.ts";
 import { DAY_SLOTS, type GridPoint, slotStartMs } from "./grid.ts";
 import { officeSeries } from "./testing.ts";
 
@@ -55,6 +55,25 @@ describe("forecast decisions", () => {
   it("does not veto when the forecast is quiet for the whole idle window", () => {
     const nowMs = slotStartMs(mondaySlot(0)) + 19 * 60 * MINUTE; // evening: the office has gone home
     const decision = decide(trained, { nowMs, idleWindowMs: 15 * MINUTE }, config);
+    expect(decision.vetoPause).toBe(false);
+  });
+
+  it("leaves activity just seen to the idle window: a burst in a quiet evening does not veto the pause", () => {
+    const slot = mondaySlot(19 * 4);
+    const nowMs = slotStartMs(slot);
+    const model = trained.model as NonNullable<ForecastEngine["model"]>;
+    const params = trained.params as NonNullable<ForecastEngine["params"]>;
+    // Learned up to 19:00, the last slot far above its forecast: the one-step correction lifts the next.
+    const quiet: ForecastEngine = { ...trained, nextSlot: slot, model: { ...model, nextSlot: slot } };
+    const afterBurst: ForecastEngine = {
+      ...quiet,
+      params: { ...params, phi: 0.5 },
+      model: { ...model, nextSlot: slot, lastError: 20 },
+    };
+    const lifted = forecastProbability(afterBurst, slot, config) ?? 0;
+    expect(lifted).toBeGreaterThanOrEqual(config.activityProbability);
+    expect(patternMean(afterBurst, slot, config)).toBe(patternMean(quiet, slot, config));
+    const decision = decide(afterBurst, { nowMs, idleWindowMs: 15 * MINUTE }, config);
     expect(decision.vetoPause).toBe(false);
   });
 

@@ -4,7 +4,7 @@
 
 import type { ForecastConfig } from "./config.ts";
 import { confidence, type ForecastEngine, isActive, type Phase, type Reason } from "./engine.ts";
-import { forecastMean } from "./forecast.ts";
+import { patternMean } from "./forecast.ts";
 import { SLOT_MS, slotOf, slotStartMs } from "./grid.ts";
 import { activityProbability, isActivityExpected } from "./probability.ts";
 import { silenceLikelihood } from "./silence.ts";
@@ -98,7 +98,7 @@ export function decide(
   const vetoPause = activeSlot < firstSlot + vetoSlots;
   const at = new Date(activityAtMs).toISOString();
   const chance = Math.round(
-    100 * activityProbability(forecastMean(engine, activeSlot, config) ?? 0, engine.burstSize),
+    100 * activityProbability(patternMean(engine, activeSlot, config) ?? 0, engine.burstSize),
   );
   return {
     ...base,
@@ -142,7 +142,7 @@ function firstSlotWithActivity(
   config: ForecastConfig,
 ): number | null | undefined {
   for (let slot = fromSlot; slot < fromSlot + count; slot++) {
-    const mean = forecastMean(engine, slot, config);
+    const mean = patternMean(engine, slot, config);
     if (mean === null) return undefined;
     if (isActivityExpected(mean, engine.burstSize, config)) return slot;
   }

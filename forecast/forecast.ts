@@ -4,7 +4,7 @@ import type { ForecastConfig } from "./config.ts";
 import { type ForecastEngine, oneStepSigma } from "./engine.ts";
 import { hwOptions } from "./fit.ts";
 import { slotStartMs } from "./grid.ts";
-import { forecastAt, varianceMultipliers } from "./holt-winters.ts";
+import { forecastAt, patternForecastAt, varianceMultipliers } from "./holt-winters.ts";
 import { activityProbability } from "./probability.ts";
 
 export type ForecastPoint = {
@@ -27,6 +27,17 @@ function horizonOf(engine: ForecastEngine, slot: number): number {
 export function forecastMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
   if (!engine.model || !engine.params) return null;
   return Math.max(0, forecastAt(engine.model, engine.params, hwOptions(config), horizonOf(engine, slot)));
+}
+
+/**
+ * What the learned pattern expects in one slot, leaving out the one-step correction for how far the
+ * last slot was off (activity just seen raises the next slot's forecast). Decisions use this: the idle
+ * window already keeps a workload awake after activity, so counting that activity again in the
+ * forecast would veto pauses after every burst. Null while there is no model.
+ */
+export function patternMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
+  if (!engine.model) return null;
+  return Math.max(0, patternForecastAt(engine.model, hwOptions(config), horizonOf(engine, slot)));
 }
 
 /** Chance of any activity in one slot, or null while there is no model. */

@@ -77,6 +77,14 @@ export function forecastAt(state: HwState, params: HwParams, options: HwOptions,
   return componentForecast(state, slot, trendSteps) + params.phi ** horizon * state.lastError;
 }
 
+/**
+ * Forecast `horizon` slots ahead from level, trend and seasons alone, without the correction for the
+ * last slot's error: what the learned pattern expects, whatever the last slot did. Unclipped.
+ */
+export function patternForecastAt(state: HwState, options: HwOptions, horizon: number): number {
+  return componentForecast(state, state.nextSlot + horizon - 1, dampedSum(options.damping, horizon));
+}
+
 function dampedSum(damping: number, horizon: number): number {
   if (damping === 1) return horizon;
   return (damping * (1 - damping ** horizon)) / (1 - damping);

@@ -36,7 +36,13 @@ export {
   seasonalNaive,
 } from "./engine.ts";
 export { type FitResult, fitWindow } from "./fit.ts";
-export { type ForecastPoint, forecastMean, forecastProbability, forecastSlots } from "./forecast.ts";
+export {
+  type ForecastPoint,
+  forecastMean,
+  forecastProbability,
+  forecastSlots,
+  patternMean,
+} from "./forecast.ts";
 export {
   type ActivitySample,
   bucketEvents,

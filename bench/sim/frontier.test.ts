@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { forecastConfig } from "../../forecast/index.ts";
+import type { Trace } from "../traces/trace.ts";
+import {
+  bestWithinAwakeBudget,
+  type FrontierPoint,
+  pointOf,
+  replayFrontier,
+  settingsGrid,
+} from "./frontier.ts";
+import { replayPolicy } from "./replay.ts";
+
+const MIN = 60_000;
+const START = Date.UTC(2024, 0, 1);
+
+const point = (coldStartChange: number, awakeChange: number, idleWindowMinutes = 10): FrontierPoint => ({
+  activityProbability: 0.3,
+  idleWindowMinutes,
+  coldStartChange,
+  awakeChange,
+});
+
+describe("best point within the awake budget", () => {
+  it.each<{ name: string; points: FrontierPoint[]; best: FrontierPoint | null }>([
+    {
+      name: "picks the fewest cold starts among points awake no longer than the baseline",
+      points: [point(-0.6, 0.02), point(-0.4, -0.01), point(-0.45, 0)],
+      best: point(-0.45, 0),
+    },
+    { name: "finds none when every point is awake longer", points: [point(-0.7, 0.01)], best: null },
+    { name: "finds none on an empty grid", points: [], best: null },
+    {
+      name: "keeps the first of equal points",
+      points: [point(-0.5, -0.1, 3), point(-0.5, -0.2, 5)],
+      best: point(-0.5, -0.1, 3),
+    },
+  ])("$name", ({ points, best }) => {
+    expect(bestWithinAwakeBudget(points)).toEqual(best);
+  });
+});
+
+describe("frontier replay", () => {
+  const trace: Trace = {
+    name: "every-two-hours",
+    description: "",
+    startMs: START,
+    endMs: START + 24 * 60 * MIN,
+    requestsMs: Array.from({ length: 12 }, (_, i) => START + (i * 120 + 60) * MIN),
+    telemetryGaps: [],
+  };
+  const policy = { name: "c", idleWindowMs: 15 * MIN, useForecast: true };
+
+  it("crosses every chance with every idle window", () => {
+    const grid = settingsGrid([0.2, 0.3], [5, 10, 15]);
+    expect(grid).toHaveLength(6);
+    expect(grid).toContainEqual({ activityProbability: 0.3, idleWindowMinutes: 15 });
+  });
+
+  it("measures each setting against the baseline, with and without the true chances", () => {
+    const baseline = replayPolicy(trace, policy, forecastConfig());
+    const settings = settingsGrid([0.35], [5, 15]);
+    const frontier = replayFrontier(trace, policy, baseline, () => 0.5, settings);
+    const [short, same] = frontier.engine;
+    expect(same).toEqual(pointOf(settings[1] as (typeof settings)[1], baseline, baseline));
+    expect(same?.awakeChange).toBe(0);
+    // A shorter idle window keeps the workload awake less after each isolated request.
+    expect(short?.awakeChange).toBeLessThan(0);
+    expect(frontier.reference).toHaveLength(2);
+  });
+
+  it("leaves the reference out when no true chances are known", () => {
+    const baseline = replayPolicy(trace, policy, forecastConfig());
+    expect(replayFrontier(trace, policy, baseline, null, settingsGrid([0.35], [5])).reference).toEqual([]);
+  });
+});
