@@ -149,6 +149,7 @@ export async function startManagedWorkloadController(
       countLifecycle(decision);
     }
     await recordEvents(mw, decision);
+    if (look) deps.forecasts?.sent(key, look.notices);
     if (statusChanged(mw.status, decision.status)) {
       try {
         const written = await deps.writes.writeStatus(mw, decision.status);

@@ -43,6 +43,27 @@ describe("the forecast book", () => {
     expect(look.prediction?.phase).toBe("learning");
   });
 
+  it("shows a notice again until it is sent: a reconcile that failed before its Events loses none", () => {
+    const book = new ForecastBook();
+    const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    const first = book.look("k", corrupt, t0, 30 * 60_000);
+    const retried = book.look("k", corrupt, t0 + 60_000, 30 * 60_000);
+    expect(retried.notices).toEqual(first.notices);
+    book.sent("k", retried.notices);
+    expect(book.look("k", corrupt, t0 + 120_000, 30 * 60_000).notices).toEqual([]);
+  });
+
+  it("drops only the notices that were sent, keeping those the engine produced since", () => {
+    const book = new ForecastBook();
+    const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    const discarded = book.look("k", corrupt, t0, 30 * 60_000).notices;
+    const later = book.look("k", corrupt, t0 + 3 * 24 * hour + hour, 30 * 60_000).notices;
+    expect(later.map((n) => n.reason)).toEqual(["ForecastStateDiscarded", "ForecastPhaseChanged"]);
+    book.sent("k", discarded);
+    const left = book.look("k", corrupt, t0 + 3 * 24 * hour + 2 * hour, 30 * 60_000).notices;
+    expect(left.map((n) => n.reason)).toEqual(["ForecastPhaseChanged"]);
+  });
+
   it("restores a saved state and, from it, vetoes a pause before the daily traffic", () => {
     const now = Date.parse("2026-11-23T09:45:00Z");
     const state = dailyPatternState(now, 21);

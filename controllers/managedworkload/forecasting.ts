@@ -49,12 +49,21 @@ type Entry = {
   active: boolean;
   savedAtMs: number | null;
   state: string | undefined;
+  /** Notices produced as the engine moved on and not yet confirmed sent: returned by every look until then. */
+  unsent: ForecastNotice[];
 };
+
+/** Bound on notices kept while Events cannot be sent; the oldest go first. */
+const MAX_UNSENT = 20;
 
 export type ForecastLook = {
   /** Null when the forecast is off or may not be acted on: the clock decides alone. */
   advice: ForecastAdvice | null;
   prediction: PredictionStatus | undefined;
+  /**
+   * Phase changes, anomalies and a discarded state, new or not yet confirmed sent: the engine has moved on
+   * and would not produce them again, so they are kept until `sent` is called.
+   */
   notices: ForecastNotice[];
 };
 
@@ -83,8 +92,7 @@ export class ForecastBook {
       return { advice: null, prediction: undefined, notices: [] };
     }
     const config = this.#config(mw);
-    const notices: ForecastNotice[] = [];
-    const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config, notices);
+    const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config);
     this.#entries.set(key, entry);
     const nowSlot = slotOf(nowMs);
     this.noteActivity(key, knownActivityMs);
@@ -95,7 +103,7 @@ export class ForecastBook {
       }
       const learned = observeAll(entry.engine, points, config);
       entry.engine = learned.engine;
-      notices.push(...learned.events.flatMap(noticeOf));
+      entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
       entry.active = false;
     }
@@ -124,8 +132,14 @@ export class ForecastBook {
     return {
       advice: advice && trustedWindowMs !== null ? { ...advice, idleWindowMs: trustedWindowMs } : advice,
       prediction,
-      notices,
+      notices: entry.unsent,
     };
+  }
+
+  /** The notices a look returned were sent as Events: drop them (those produced since stay). */
+  sent(key: string, notices: readonly ForecastNotice[]): void {
+    const entry = this.#entries.get(key);
+    if (entry) entry.unsent = entry.unsent.filter((n) => !notices.includes(n));
   }
 
   /** Activity the clock saw (its latest time): marks the open slot active when it falls in it. */
@@ -146,7 +160,7 @@ export class ForecastBook {
   }
 
   /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
-  #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig, notices: ForecastNotice[]): Entry {
+  #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig): Entry {
     const saved = (mw.status?.prediction as PredictionStatus | undefined)?.state;
     const fresh = (): Entry => ({
       engine: createEngine(config),
@@ -154,16 +168,17 @@ export class ForecastBook {
       active: false,
       savedAtMs: null,
       state: undefined,
+      unsent: [],
     });
     if (saved === undefined) return fresh();
     const decoded = decodeEngine(saved, config);
     if (!decoded.ok) {
-      notices.push({
+      const discarded: ForecastNotice = {
         type: "Warning",
         reason: eventReasons.forecastStateDiscarded,
         note: `the saved forecast state could not be read (${decoded.error.message}); learning again from now`,
-      });
-      return fresh();
+      };
+      return { ...fresh(), unsent: [discarded] };
     }
     const engine = decoded.value;
     // Slots between the saved state and now were not watched: gaps, learned as such when the next slot closes.
@@ -175,6 +190,7 @@ export class ForecastBook {
       active: false,
       savedAtMs: savedAt ? Date.parse(savedAt) : nowMs,
       state: saved,
+      unsent: [],
     };
   }
 }
