@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "../../forecast/index.ts";
-import type { Trace } from "../traces/trace.ts";
 import {
   bestWithinAwakeBudget,
   type FrontierPoint,
@@ -9,6 +8,7 @@ import {
   settingsGrid,
 } from "./frontier.ts";
 import { replayPolicy } from "./replay.ts";
+import { everyTwoHours } from "./test-traces.ts";
 
 const MIN = 60_000;
 const START = Date.UTC(2024, 0, 1);
@@ -40,14 +40,7 @@ describe("best point within the awake budget", () => {
 });
 
 describe("frontier replay", () => {
-  const trace: Trace = {
-    name: "every-two-hours",
-    description: "",
-    startMs: START,
-    endMs: START + 24 * 60 * MIN,
-    requestsMs: Array.from({ length: 12 }, (_, i) => START + (i * 120 + 60) * MIN),
-    telemetryGaps: [],
-  };
+  const trace = everyTwoHours(START);
   const policy = { name: "c", idleWindowMs: 15 * MIN, useForecast: true };
 
   it("crosses every chance with every idle window", () => {

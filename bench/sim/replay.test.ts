@@ -2,18 +2,11 @@ import { describe, expect, it } from "vitest";
 import { forecastConfig, SLOT_MS, slotOf } from "../../forecast/index.ts";
 import type { Trace } from "../traces/trace.ts";
 import { gridOf, oracleAdvice, type Policy, replayPolicy } from "./replay.ts";
+import { everyTwoHours } from "./test-traces.ts";
 
 const MIN = 60_000;
 const START = Date.UTC(2024, 0, 1);
-/** One request every two hours for a day. */
-const trace: Trace = {
-  name: "every-two-hours",
-  description: "",
-  startMs: START,
-  endMs: START + 24 * 60 * MIN,
-  requestsMs: Array.from({ length: 12 }, (_, i) => START + (i * 120 + 60) * MIN),
-  telemetryGaps: [],
-};
+const trace = everyTwoHours(START);
 const config = forecastConfig();
 const replay = (policy: Omit<Policy, "name">) => ({
   ...replayPolicy(trace, { name: "", ...policy }, config),
