@@ -1,4 +1,4 @@
-import type { CustomObjectsApi } from "@kubernetes/client-node";
+import type { ConfigurationOptions, CustomObjectsApi, RequestContext } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { activityMeter } from "./measure.ts";
 
@@ -47,5 +47,23 @@ describe("pod CPU from metrics.k8s.io", () => {
     const sample = await measure(activityMeter({ custom }), "web", 1_000, replicas);
     expect(sample.cpuCores).toBe(cpu);
     if (cpu === null) expect(sample.errors).toEqual(["pod CPU: no pod metrics yet"]);
+  });
+
+  it("gives up on a namespace's pod metrics that do not come within the timeout, aborts the request and asks again next time", async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const custom = {
+      listNamespacedCustomObject: async (_req: unknown, options?: ConfigurationOptions) => {
+        const context = { setSignal: (s: AbortSignal) => signals.push(s) } as unknown as RequestContext;
+        await options?.middleware?.[0]?.pre(context).toPromise();
+        return new Promise(() => {});
+      },
+    } as unknown as CustomObjectsApi;
+    const meter = activityMeter({ custom, timeoutMs: 20 });
+    const sample = await measure(meter, "web", 1_000);
+    expect(sample.cpuCores).toBeNull();
+    expect(sample.errors).toEqual(["pod CPU: metrics.k8s.io gave no pod metrics within 20 ms"]);
+    expect(signals[0]?.aborted).toBe(true);
+    await measure(meter, "web", 2_000);
+    expect(signals).toHaveLength(2);
   });
 });

@@ -1,5 +1,6 @@
 import type { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ActivityQuery } from "../../api/managedworkload.ts";
+import { abortableBy, deadline, untilAborted } from "../../kube/abort.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
 import { matchesSelector, type SelectorLike } from "../../kube/selectors.ts";
 import { SharedSnapshots } from "../../kube/shared-snapshots.ts";
@@ -49,12 +50,14 @@ export function activityMeter(deps: {
     nowMs: number,
   ): Promise<number> {
     const items = await snapshots.get(namespace, nowMs, async () => {
-      const list = (await deps.custom.listNamespacedCustomObject({
-        group: "metrics.k8s.io",
-        version: "v1beta1",
-        namespace,
-        plural: "pods",
-      })) as PodMetricsList;
+      // Shared by every workload of the namespace, so bounded on its own rather than by one reconcile:
+      // a hung metrics-server must not hold each check of the namespace until the reconcile times out.
+      const limit = deadline(timeoutMs, `metrics.k8s.io gave no pod metrics within ${timeoutMs} ms`);
+      const request = deps.custom.listNamespacedCustomObject(
+        { group: "metrics.k8s.io", version: "v1beta1", namespace, plural: "pods" },
+        abortableBy(limit),
+      );
+      const list = (await untilAborted(request, limit)) as PodMetricsList;
       return list.items;
     });
     const pods = items.filter((pod) => matchesSelector(selector ?? {}, pod.metadata?.labels ?? {}));

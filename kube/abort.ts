@@ -1,0 +1,49 @@
+// Bounding API requests in time. The generated client takes no AbortSignal of its own; a middleware hands
+// one to the request it is about to send, so an abort closes the connection rather than leaving it open.
+
+import {
+  type ConfigurationOptions,
+  Observable,
+  type ObservableMiddleware,
+  type RequestContext,
+  type ResponseContext,
+} from "@kubernetes/client-node";
+
+/** Options for a generated API call that make `signal` abort its request. */
+export function abortableBy(signal: AbortSignal): ConfigurationOptions {
+  const middleware: ObservableMiddleware = {
+    pre: (context: RequestContext) => {
+      context.setSignal(signal);
+      return new Observable(Promise.resolve(context));
+    },
+    post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: "append" };
+}
+
+/** `promise`, or a rejection with the signal's reason once it aborts, whichever comes first. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** A signal that aborts after `ms` with `message` as its reason (the timer does not keep the process alive). */
+export function deadline(ms: number, message: string): AbortSignal {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(message)), ms);
+  timer.unref?.();
+  return controller.signal;
+}
