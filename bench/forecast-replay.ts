@@ -13,6 +13,7 @@ import {
   FRONTIER_IDLE_MINUTES,
   FRONTIER_PROBABILITIES,
   type FrontierPoint,
+  onGridEdge,
   replayFrontier,
 } from "./sim/frontier.ts";
 import {
@@ -148,7 +149,8 @@ function describePoint(point: FrontierPoint | null): string {
   };
   return (
     `${pct(point.coldStartChange)} cold starts, awake ${pct(point.awakeChange)} ` +
-    `(chance ${point.activityProbability}, idle ${point.idleWindowMinutes} min)`
+    `(chance ${point.activityProbability}, idle ${point.idleWindowMinutes} min` +
+    `${onGridEdge(point) ? ", on the grid's edge" : ""})`
   );
 }
 

@@ -12,7 +12,7 @@ import {
 import { reconcileCaBundles, type WebhookConfigurationRef } from "../certs/cabundle.ts";
 import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
-import type { ServingCertificates } from "../kube/metrics-server.ts";
+import type { ServingCertificates } from "../certs/serving-tls.ts";
 import { fileCertificateSource } from "../webhook/file-certificates.ts";
 import { napwakeWebhooks } from "../webhook/registry.ts";
 import { createWebhookServer, type Logger } from "../webhook/server.ts";

@@ -25,13 +25,22 @@ describe("bounding requests in time", () => {
 
   it("rejects with the deadline's reason when no answer comes in time", async () => {
     const limit = deadline(10, "no answer within 10 ms");
-    await expect(untilAborted(new Promise(() => {}), limit)).rejects.toThrow("no answer within 10 ms");
-    expect(limit.aborted).toBe(true);
+    await expect(untilAborted(new Promise(() => {}), limit.signal)).rejects.toThrow("no answer within 10 ms");
+    expect(limit.signal.aborted).toBe(true);
+  });
+
+  it("never aborts a deadline cleared before it passed", async () => {
+    const limit = deadline(10, "too late");
+    limit.clear();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(limit.signal.aborted).toBe(false);
   });
 
   it("rejects at once on a signal that has already aborted", async () => {
     const controller = new AbortController();
     controller.abort(new Error("gone"));
     await expect(untilAborted(Promise.resolve(1), controller.signal)).rejects.toThrow("gone");
+    // The abandoned request failing later is not an unhandled rejection.
+    await expect(untilAborted(Promise.reject(new Error("late")), controller.signal)).rejects.toThrow("gone");
   });
 });

@@ -23,7 +23,11 @@ export function abortableBy(signal: AbortSignal): ConfigurationOptions {
 
 /** `promise`, or a rejection with the signal's reason once it aborts, whichever comes first. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // Nobody waits for `promise` any more: its own failure must not surface as an unhandled rejection.
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
@@ -40,10 +44,13 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
   });
 }
 
-/** A signal that aborts after `ms` with `message` as its reason (the timer does not keep the process alive). */
-export function deadline(ms: number, message: string): AbortSignal {
+/**
+ * A signal that aborts after `ms` with `message` as its reason; `clear` stops the timer once the work is done
+ * (the timer never keeps the process alive either way).
+ */
+export function deadline(ms: number, message: string): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(message)), ms);
   timer.unref?.();
-  return controller.signal;
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

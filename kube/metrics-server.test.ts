@@ -4,8 +4,9 @@ import { connect } from "node:tls";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCertificateAuthority, defaultPkiDeps, issueCertificate, type KeyPair } from "../certs/pki.ts";
+import type { ServingCertificates } from "../certs/serving-tls.ts";
 import type { Authenticator, Authorizer } from "./metrics-auth.ts";
-import { createMetricsServer, type MetricsServer, type ServingCertificates } from "./metrics-server.ts";
+import { createMetricsServer, type MetricsServer } from "./metrics-server.ts";
 
 const ca = createCertificateAuthority(
   { commonName: "ca", notBefore: new Date(), validForMs: 3600_000 },

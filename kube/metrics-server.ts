@@ -1,9 +1,8 @@
-import { X509Certificate } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { createSecureContext, type SecureContext } from "node:tls";
 import type { Logger as PinoLogger } from "pino";
+import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import {
   type AccessCacheOptions,
@@ -16,12 +15,6 @@ import {
 } from "./metrics-auth.ts";
 
 export type Logger = Pick<PinoLogger, "info" | "warn" | "error">;
-
-/** The serving key and certificate and a way to hear when they change: certs/manager.ts is one. */
-export interface ServingCertificates {
-  current(): { certPem: string; keyPem: string } | undefined;
-  subscribe(listener: () => void): () => void;
-}
 
 export interface MetricsSource {
   text(): Promise<string>;
@@ -69,19 +62,12 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
     clock,
     ...options.cache,
   });
-  let context: SecureContext | undefined;
+  const tls = servingTls(options.certificates, logger, "metrics server");
   let closing = false;
 
   const server = createServer(
     {
-      // Clients sending SNI get the current context here; clients without (scrapes by pod IP) get the
-      // default context, swapped with setSecureContext.
-      SNICallback: (_servername, callback) =>
-        context
-          ? callback(null, context)
-          : callback(new Error("no serving certificate loaded yet"), undefined),
-      ALPNProtocols: ["http/1.1"],
-      minVersion: "TLSv1.2",
+      ...tls.serverOptions,
       requestTimeout: options.requestTimeoutMs ?? 10_000,
       headersTimeout: Math.min(options.requestTimeoutMs ?? 10_000, 10_000),
     },
@@ -128,25 +114,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
     }
   }
 
-  const loadCertificate = () => {
-    const pair = options.certificates.current();
-    if (!pair) return;
-    try {
-      const material = { cert: pair.certPem, key: pair.keyPem };
-      const next = createSecureContext(material);
-      server.setSecureContext(material);
-      context = next;
-      const x = new X509Certificate(pair.certPem);
-      logger.info(
-        { serial: x.serialNumber, validTo: x.validTo },
-        "metrics server: serving certificate loaded",
-      );
-    } catch (error) {
-      logger.error({ err: error }, "metrics server: serving certificate rejected, keeping the previous one");
-    }
-  };
-  const unsubscribe = options.certificates.subscribe(loadCertificate);
-  loadCertificate();
+  const unsubscribe = tls.follow(server);
 
   return {
     listen(host, port) {
@@ -159,7 +127,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
         });
       });
     },
-    isReady: () => context !== undefined && !closing,
+    isReady: () => tls.loaded() && !closing,
     async close() {
       closing = true;
       unsubscribe();

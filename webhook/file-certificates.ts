@@ -3,9 +3,10 @@ import { type FSWatcher, watch } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { KeyPair } from "../certs/pki.ts";
-import type { CertificateSource, Logger } from "./server.ts";
+import type { ServingCertificates } from "../certs/serving-tls.ts";
+import type { Logger } from "./server.ts";
 
-export interface FileCertificateSource extends CertificateSource {
+export interface FileCertificateSource extends ServingCertificates {
   /** Reads the files once and starts watching them. Resolves even if they are missing (not ready yet). */
   start(): Promise<void>;
   stop(): void;

@@ -4,9 +4,10 @@ import { connect } from "node:tls";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCertificateAuthority, defaultPkiDeps, issueCertificate, type KeyPair } from "../certs/pki.ts";
+import type { ServingCertificates } from "../certs/serving-tls.ts";
 import type { AdmissionDecision } from "./admission.ts";
 import type { WebhookEntry } from "./registry.ts";
-import { type CertificateSource, createWebhookServer, type WebhookServer } from "./server.ts";
+import { createWebhookServer, type WebhookServer } from "./server.ts";
 import { deployment, workloadRequest } from "./test-requests.ts";
 
 // OpenSSL refuses RSA keys under 2048 bits at its default security level.
@@ -29,7 +30,7 @@ const issue = () =>
 function certificateSource(initial?: KeyPair) {
   let current = initial;
   const listeners = new Set<() => void>();
-  const source: CertificateSource = {
+  const source: ServingCertificates = {
     current: () => current,
     subscribe(listener) {
       listeners.add(listener);

@@ -1,25 +1,16 @@
-import { X509Certificate } from "node:crypto";
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { createSecureContext, type SecureContext } from "node:tls";
 import fastify, { type FastifyError } from "fastify";
 import type { Logger as PinoLogger } from "pino";
-import type { KeyPair } from "../certs/pki.ts";
+import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
 import { type AdmissionDecision, admissionReview, parseAdmissionReview } from "./admission.ts";
 import { checkRegistry, type WebhookEntry } from "./registry.ts";
 
 export type Logger = Pick<PinoLogger, "info" | "warn" | "error">;
 
-/** The serving key and certificate, and a way to hear when they change (rotation). */
-export interface CertificateSource {
-  current(): KeyPair | undefined;
-  /** Calls `listener` after each change; returns the unsubscribe function. */
-  subscribe(listener: () => void): () => void;
-}
-
 export interface WebhookServerOptions {
   webhooks: readonly WebhookEntry[];
-  certificates: CertificateSource;
+  certificates: ServingCertificates;
   logger: Logger;
   now: () => Date;
   /** Larger bodies are refused with 413. The API server sends objects up to ~1.5 MiB (etcd's limit). */
@@ -55,20 +46,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   checkRegistry(options.webhooks);
   const { logger, now } = options;
   const bodyLimit = options.bodyLimitBytes ?? defaultBodyLimitBytes;
-  let context: SecureContext | undefined;
+  // The API server sends SNI (the Service DNS name); probes by IP get the server's default context.
+  const tls = servingTls(options.certificates, logger, "webhook server");
   let closing = false;
 
   const app = fastify({
-    https: {
-      // Clients sending SNI (the API server does: the Service DNS name) get the current context here;
-      // clients without SNI (probes by IP) get the default context, swapped with setSecureContext.
-      SNICallback: (_servername, callback) =>
-        context
-          ? callback(null, context)
-          : callback(new Error("no serving certificate loaded yet"), undefined),
-      ALPNProtocols: ["http/1.1"],
-      minVersion: "TLSv1.2",
-    },
+    https: tls.serverOptions,
     bodyLimit,
     logger: false,
     // A request that arrives on a kept-alive connection while closing is still answered: a 503 would be
@@ -79,27 +62,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     ...(options.keepAliveTimeoutMs ? { keepAliveTimeout: options.keepAliveTimeoutMs } : {}),
   });
 
-  const loadCertificate = () => {
-    const pair = options.certificates.current();
-    if (!pair) return;
-    try {
-      const material = { cert: pair.certPem, key: pair.keyPem };
-      const next = createSecureContext(material);
-      (app.server as HttpsServer).setSecureContext(material);
-      context = next;
-      const x = new X509Certificate(pair.certPem);
-      logger.info(
-        { serial: x.serialNumber, validTo: x.validTo, subjectAltName: x.subjectAltName },
-        "webhook server: serving certificate loaded",
-      );
-    } catch (error) {
-      logger.error({ err: error }, "webhook server: serving certificate rejected, keeping the previous one");
-    }
-  };
-  const unsubscribe = options.certificates.subscribe(loadCertificate);
-  loadCertificate();
+  const unsubscribe = tls.follow(app.server as HttpsServer);
 
-  const isReady = () => context !== undefined && !closing && (options.ready?.() ?? true);
+  const isReady = () => tls.loaded() && !closing && (options.ready?.() ?? true);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -120,7 +85,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     if (isReady()) return { status: "ready" };
     const reason = closing
       ? "shutting down"
-      : context
+      : tls.loaded()
         ? "dependencies not ready"
         : "no serving certificate loaded";
     return reply.code(503).send({ status: "not ready", reason });

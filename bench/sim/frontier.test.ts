@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "../../forecast/index.ts";
+import { generateTrace, SYNTHETIC_PROFILES } from "../traces/synthetic.ts";
 import {
   bestWithinAwakeBudget,
   type FrontierPoint,
+  onGridEdge,
   pointOf,
   replayFrontier,
   settingsGrid,
@@ -39,6 +41,16 @@ describe("best point within the awake budget", () => {
   });
 });
 
+describe("grid edges", () => {
+  it.each([
+    { setting: { activityProbability: 0.3, idleWindowMinutes: 10 }, edge: false },
+    { setting: { activityProbability: 0.2, idleWindowMinutes: 10 }, edge: true },
+    { setting: { activityProbability: 0.3, idleWindowMinutes: 25 }, edge: true },
+  ])("says whether $setting lies on the border of the grid", ({ setting, edge }) => {
+    expect(onGridEdge(setting, [0.2, 0.3, 0.4], [5, 10, 25])).toBe(edge);
+  });
+});
+
 describe("frontier replay", () => {
   const trace = everyTwoHours(START);
   const policy = { name: "c", idleWindowMs: 15 * MIN, useForecast: true };
@@ -59,6 +71,19 @@ describe("frontier replay", () => {
     // A shorter idle window keeps the workload awake less after each isolated request.
     expect(short?.awakeChange).toBeLessThan(0);
     expect(frontier.reference).toHaveLength(2);
+  });
+
+  it("replays the reference with the true chances once the forecast is trusted", () => {
+    const office = SYNTHETIC_PROFILES[0] as (typeof SYNTHETIC_PROFILES)[0];
+    const week = generateTrace({ ...office, days: 8 });
+    const baseline = replayPolicy(
+      week,
+      { name: "a", idleWindowMs: 30 * MIN, useForecast: false },
+      forecastConfig(),
+    );
+    const frontier = replayFrontier(week, policy, baseline, () => 0.9, settingsGrid([0.35], [10]));
+    // Activity said certain at every hour vetoes every pause once the forecast is trusted (from day 4).
+    expect(frontier.reference[0]?.awakeChange).toBeGreaterThan((frontier.engine[0]?.awakeChange ?? 0) + 0.3);
   });
 
   it("leaves the reference out when no true chances are known", () => {

@@ -16,8 +16,8 @@ export type FrontierPoint = Setting & {
   awakeChange: number;
 };
 
-export const FRONTIER_PROBABILITIES = [0.2, 0.25, 0.3, 0.35, 0.45] as const;
-export const FRONTIER_IDLE_MINUTES = [3, 5, 10, 15] as const;
+export const FRONTIER_PROBABILITIES = [0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.7] as const;
+export const FRONTIER_IDLE_MINUTES = [2, 3, 5, 10, 15, 25] as const;
 
 export function settingsGrid(
   probabilities: readonly number[] = FRONTIER_PROBABILITIES,
@@ -45,6 +45,17 @@ export function bestWithinAwakeBudget(points: readonly FrontierPoint[]): Frontie
     if (best === null || point.coldStartChange < best.coldStartChange) best = point;
   }
   return best;
+}
+
+/** The point lies on the border of the grid: the best of the rule may lie beyond it. */
+export function onGridEdge(
+  point: Setting,
+  probabilities: readonly number[] = FRONTIER_PROBABILITIES,
+  idleMinutes: readonly number[] = FRONTIER_IDLE_MINUTES,
+): boolean {
+  const edge = (value: number, values: readonly number[]) =>
+    value === Math.min(...values) || value === Math.max(...values);
+  return edge(point.activityProbability, probabilities) || edge(point.idleWindowMinutes, idleMinutes);
 }
 
 export type Frontier = { engine: FrontierPoint[]; reference: FrontierPoint[] };

@@ -32,9 +32,15 @@ import type { Caches } from "../caches.ts";
 import { OwnStatusMemory, statusChanged } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { decide, pausedFromOf, timeOf } from "./decide.ts";
-import type { ForecastBook, ForecastLook } from "./forecasting.ts";
+import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
 import type { ActivityMeter } from "./measure.ts";
-import type { ActivitySample, Decision, ReconcilerSettings, TargetState } from "./observation.ts";
+import type {
+  ActivitySample,
+  Decision,
+  EventIntent,
+  ReconcilerSettings,
+  TargetState,
+} from "./observation.ts";
 import { type ClusterWrites, httpCode, makeWrites } from "./writes.ts";
 
 type Workload = V1Deployment | V1StatefulSet;
@@ -141,15 +147,20 @@ export async function startManagedWorkloadController(
       settings: deps.settings,
       fieldManager: deps.fieldManager,
     });
-    const decision = withPrediction(decided, look);
+    const notices = noticeEvents(look);
+    const decision = withPrediction(decided, look, [...notices.keys()]);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (target) {
       await makeWrites(decision.writes, target, deps.writes);
       countLifecycle(decision);
     }
-    await recordEvents(mw, decision);
-    if (look) deps.forecasts?.sent(key, look.notices);
+    const sent = await recordEvents(mw, decision);
+    // A notice whose Event did not go out stays with the forecast book and comes back next reconcile.
+    deps.forecasts?.sent(
+      key,
+      [...notices].filter(([event]) => sent.has(event)).map(([, notice]) => notice),
+    );
     if (statusChanged(mw.status, decision.status)) {
       try {
         const written = await deps.writes.writeStatus(mw, decision.status);
@@ -206,7 +217,8 @@ export async function startManagedWorkloadController(
     }
   }
 
-  async function recordEvents(mw: ManagedWorkload, decision: Decision) {
+  /** Sends the decision's Events; returns those that went out. */
+  async function recordEvents(mw: ManagedWorkload, decision: Decision): Promise<Set<EventIntent>> {
     const regarding = {
       apiVersion: mw.apiVersion,
       kind: mw.kind,
@@ -214,11 +226,16 @@ export async function startManagedWorkloadController(
       namespace: mw.metadata.namespace,
       uid: mw.metadata.uid ?? "",
     };
+    const sent = new Set<EventIntent>();
     for (const e of decision.events) {
       const input = { regarding, type: e.type, reason: e.reason, action: e.reason, note: e.note };
-      if (e.kind === "action") await deps.events.action(input);
-      else await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });
+      const result =
+        e.kind === "action"
+          ? await deps.events.action(input)
+          : await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });
+      if (result === "sent") sent.add(e);
     }
+    return sent;
   }
 
   queue = new WorkQueue({
@@ -246,12 +263,20 @@ function wakeSource(status: ManagedWorkloadStatus): string {
 }
 
 /** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */
-function withPrediction(decision: Decision, look: ForecastLook | undefined): Decision {
+/** The forecast's notices as action Events, each with the notice it came from. */
+function noticeEvents(look: ForecastLook | undefined): Map<EventIntent, ForecastNotice> {
+  return new Map((look?.notices ?? []).map((n) => [{ ...n, kind: "action" as const }, n]));
+}
+
+function withPrediction(
+  decision: Decision,
+  look: ForecastLook | undefined,
+  notices: readonly EventIntent[],
+): Decision {
   if (!look) return decision;
   const status = { ...decision.status };
   if (look.prediction) status.prediction = look.prediction;
   else delete status.prediction;
-  const notices = look.notices.map((n) => ({ ...n, kind: "action" as const }));
   return { ...decision, status, events: [...decision.events, ...notices] };
 }
 

@@ -66,4 +66,26 @@ describe("pod CPU from metrics.k8s.io", () => {
     await measure(meter, "web", 2_000);
     expect(signals).toHaveLength(2);
   });
+
+  it("lets an aborted reconcile stop waiting for the shared list, which the other workloads still get", async () => {
+    let answer: (value: { items: ReturnType<typeof pod>[] }) => void = () => {};
+    const custom = {
+      listNamespacedCustomObject: () => new Promise((resolve) => (answer = resolve)),
+    } as unknown as CustomObjectsApi;
+    const meter = activityMeter({ custom });
+    const superseded = new AbortController();
+    const waiting = meter.measure({
+      namespace: "shop",
+      selector: { matchLabels: { app: "web" } },
+      replicas: 1,
+      queries: [],
+      nowMs: 1_000,
+      signal: superseded.signal,
+    });
+    const other = measure(meter, "web", 1_000, 1);
+    superseded.abort(new Error("superseded by a wake"));
+    expect((await waiting).errors).toEqual(["pod CPU: superseded by a wake"]);
+    answer({ items: [pod("web", "30m")] });
+    expect((await other).cpuCores).toBeCloseTo(0.03);
+  });
 });

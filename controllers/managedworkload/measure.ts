@@ -48,18 +48,24 @@ export function activityMeter(deps: {
     selector: SelectorLike | undefined,
     replicas: number,
     nowMs: number,
+    signal: AbortSignal | undefined,
   ): Promise<number> {
-    const items = await snapshots.get(namespace, nowMs, async () => {
+    const shared = snapshots.get(namespace, nowMs, async () => {
       // Shared by every workload of the namespace, so bounded on its own rather than by one reconcile:
       // a hung metrics-server must not hold each check of the namespace until the reconcile times out.
       const limit = deadline(timeoutMs, `metrics.k8s.io gave no pod metrics within ${timeoutMs} ms`);
-      const request = deps.custom.listNamespacedCustomObject(
-        { group: "metrics.k8s.io", version: "v1beta1", namespace, plural: "pods" },
-        abortableBy(limit),
-      );
-      const list = (await untilAborted(request, limit)) as PodMetricsList;
-      return list.items;
+      try {
+        const request = deps.custom.listNamespacedCustomObject(
+          { group: "metrics.k8s.io", version: "v1beta1", namespace, plural: "pods" },
+          abortableBy(limit.signal),
+        );
+        return ((await untilAborted(request, limit.signal)) as PodMetricsList).items;
+      } finally {
+        limit.clear();
+      }
     });
+    // A reconcile that is aborted stops waiting; the list goes on for the others.
+    const items = await (signal ? untilAborted(shared, signal) : shared);
     const pods = items.filter((pod) => matchesSelector(selector ?? {}, pod.metadata?.labels ?? {}));
     // New pods have no metrics for a scrape or two: no figure is not the same as zero.
     if (replicas > 0 && pods.length === 0) throw new Error("no pod metrics yet");
@@ -89,7 +95,7 @@ export function activityMeter(deps: {
   return {
     async measure({ namespace, selector, replicas, queries, nowMs, signal }) {
       const errors: string[] = [];
-      const cpuCores = await podCpu(namespace, selector, replicas, nowMs).catch((err: Error) => {
+      const cpuCores = await podCpu(namespace, selector, replicas, nowMs, signal).catch((err: Error) => {
         errors.push(`pod CPU: ${err.message}`);
         return null;
       });

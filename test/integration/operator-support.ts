@@ -13,7 +13,7 @@ import { activityMeter } from "../../controllers/managedworkload/measure.ts";
 import { type ClusterWrites, clusterWrites } from "../../controllers/managedworkload/writes.ts";
 import { startOptInController } from "../../controllers/optin/controller.ts";
 import type { Clock } from "../../kube/clock.ts";
-import { EventRecorder } from "../../kube/events.ts";
+import { EventRecorder, type EventsClient } from "../../kube/events.ts";
 import type { Clients } from "./cluster.ts";
 import { installCrd, repoRoot } from "./crds.ts";
 
@@ -58,6 +58,8 @@ export async function startController(
   clients: Clients,
   clock: Clock,
   writes: ClusterWrites = realWrites(clients),
+  /** Where the ManagedWorkload controller's Events go: the API server unless a test wraps it. */
+  eventsClient: EventsClient = clients.kc.makeApiClient(EventsV1Api),
 ): Promise<ManagedWorkloadController> {
   const caches = await startCaches(clients.kc, { optionalRetryMs: 2_000 });
   const events = new EventRecorder({
@@ -78,11 +80,7 @@ export async function startController(
     caches,
     clock,
     writes,
-    events: new EventRecorder({
-      client: clients.kc.makeApiClient(EventsV1Api),
-      reportingInstance: "test",
-      clock,
-    }),
+    events: new EventRecorder({ client: eventsClient, reportingInstance: "test", clock }),
     meter: activityMeter({
       custom: clients.custom,
       prometheusUrl: clients.info.prometheusUrl,
