@@ -25,6 +25,10 @@ describe("confidence in the forecast", () => {
     expect(confidenceOf(record(ratio, coverage))).toBeCloseTo(confidence, 2);
   });
 
+  it("is zero for a damaged record rather than NaN, which no threshold would catch", () => {
+    expect(confidenceOf({ ...record(0.5, 0.95), modelSquaredError: Number.NaN })).toBe(0);
+  });
+
   it("is zero before anything was scored", () => {
     expect(confidenceOf({ ...record(0.5, 1), scored: 0 })).toBe(0);
   });

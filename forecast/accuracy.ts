@@ -57,7 +57,9 @@ export function confidenceOf(record: AccuracyRecord): number {
     (record.modelSquaredError + SQUARED_ERROR_FLOOR) / (record.naiveSquaredError + SQUARED_ERROR_FLOOR),
   );
   const skill = clamp01(1 - ratio / 2);
-  return skill * clamp01((record.coverage - COVERAGE_FLOOR) / (TARGET_COVERAGE - COVERAGE_FLOOR));
+  const score = skill * clamp01((record.coverage - COVERAGE_FLOOR) / (TARGET_COVERAGE - COVERAGE_FLOOR));
+  // A damaged record must read as no confidence: NaN would compare false with every threshold.
+  return Number.isFinite(score) ? score : 0;
 }
 
 function clamp01(x: number): number {

@@ -16,6 +16,8 @@ function encoded(): string {
   return result.value;
 }
 
+type Wire = Record<string, unknown>;
+
 describe("engine state serialisation", () => {
   it("stays under 8 KiB with the weekly season and a full history", () => {
     expect(trained.model?.seasonality).toBe("daily+weekly");
@@ -144,9 +146,41 @@ describe("engine state serialisation", () => {
       code: "invalid",
     },
     { name: "more than 8 KiB", text: () => " ".repeat(MAX_STATE_BYTES + 1), code: "oversized" },
+    ...(
+      [
+        ["a negative error moment", (w) => ((w.m as Wire).em = [-1, 1])],
+        ["a zero variance scale", (w) => ((w.m as Wire).em = [1, 0])],
+        ["an interval coverage above 1", (w) => (w.acc = [0.1, 0.2, 1.5, 10])],
+        ["a negative scored count", (w) => (w.acc = [0.1, 0.2, 0.9, -1])],
+        ["an overflowing level", (w) => ((w.m as Wire).l = 1e308)],
+        ["a first slot after the next", (w) => (w.fs = (w.ns as number) + 1)],
+        ["a last refit after the next slot", (w) => (w.lr = (w.ns as number) + 96)],
+        ["a negative silence", (w) => (w.si = [-3, 0, 0])],
+      ] satisfies [string, (w: Wire) => unknown][]
+    ).map(([name, change]) => ({
+      name,
+      text: () =>
+        mutate((w) => {
+          change(w);
+        }),
+      code: "invalid",
+    })),
   ])("rejects $name with an error value instead of throwing", ({ text, code }) => {
     const decoded = decodeEngine(text(), config);
     expect(decoded.ok).toBe(false);
     expect(decoded.ok ? "" : decoded.error.code).toBe(code);
+  });
+
+  it("keeps a state whose smoothing parameters lie outside this operator's bounds, clamped into them", () => {
+    const text = (() => {
+      const wire = JSON.parse(encoded()) as Wire;
+      (wire.m as Wire).p = [50, 0, 0.1, 0.1, -2];
+      return JSON.stringify(wire);
+    })();
+    const decoded = decodeEngine(text, config);
+    expect(decoded.ok && decoded.value.params).toMatchObject({
+      alpha: config.bounds.alpha[1],
+      phi: config.bounds.phi[0],
+    });
   });
 });

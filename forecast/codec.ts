@@ -3,7 +3,7 @@
 // oversized or unknown state comes back as an error value the caller can report and discard.
 
 import { EMPTY_ACCURACY } from "./accuracy.ts";
-import { type ForecastConfig, historySlots } from "./config.ts";
+import { type Bounds, type ForecastConfig, historySlots } from "./config.ts";
 import { type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
 import { DAY_SLOTS, positiveModulo, WEEK_SLOTS } from "./grid.ts";
 import type { HwParams } from "./holt-winters.ts";
@@ -179,7 +179,7 @@ function decodeV1(raw: Record<string, unknown>, config: ForecastConfig): Result<
 function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastEngine {
   const phase = oneOf(raw.ph, PHASES, "ph");
   const length = historySlots(config);
-  const historyScale = finite(raw.hs, "hs");
+  const historyScale = nonNegative(raw.hs, "hs");
   const ordered = decodeUint16(text(raw.h, "h"), length, historyScale, "h");
   const nextSlot = nullableInteger(raw.ns, "ns");
   const history = new Float64Array(length).fill(Number.NaN);
@@ -188,19 +188,24 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
       history[positiveModulo(nextSlot - length + i, length)] = value;
     });
   }
-  const acc = array(raw.acc, 4, "acc").map((v, i) => finite(v, `acc[${i}]`));
-  const model = raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot);
+  const acc = array(raw.acc, 4, "acc").map((v, i) => nonNegative(v, `acc[${i}]`));
+  if ((acc[2] ?? 0) > 1) throw new InvalidState("acc[2] (interval coverage) is above 1");
+  const model = raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot, config);
   if (phase !== "learning" && !model) throw new InvalidState(`phase ${phase} needs a model`);
+  const firstSlot = nullableInteger(raw.fs, "fs");
+  const lastRefitSlot = nullableInteger(raw.lr, "lr");
+  notAfter(firstSlot, nextSlot, "fs");
+  notAfter(lastRefitSlot, nextSlot, "lr");
   return {
     phase,
     phaseReason: { code: oneOf(raw.rc, PHASE_REASON_CODES, "rc"), message: text(raw.rm, "rm") },
-    firstSlot: nullableInteger(raw.fs, "fs"),
+    firstSlot,
     nextSlot,
     history,
     model: model?.state ?? null,
     params: model?.params ?? null,
     errorMoments: model?.errorMoments ?? { squaredError: 0, scale: 1 },
-    lastRefitSlot: nullableInteger(raw.lr, "lr"),
+    lastRefitSlot,
     accuracy: {
       ...EMPTY_ACCURACY,
       modelSquaredError: acc[0] ?? 0,
@@ -208,48 +213,57 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
       coverage: acc[2] ?? 0,
       scored: acc[3] ?? 0,
     },
-    anomalyRun: finite(raw.ar, "ar"),
-    missedRun: raw.mr === undefined ? 0 : finite(raw.mr, "mr"),
+    anomalyRun: bounded(raw.ar, "ar"),
+    missedRun: raw.mr === undefined ? 0 : nonNegative(raw.mr, "mr"),
     silence: raw.si === undefined ? NO_SILENCE : readSilence(raw.si),
     burstSize: raw.bs === undefined ? MIN_BURST_SIZE : clampBurstSize(finite(raw.bs, "bs")),
   };
 }
 
-function readModelV1(raw: unknown, nextSlot: number | null) {
+function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConfig) {
   if (!isRecord(raw)) throw new InvalidState("m is not an object");
   if (nextSlot === null) throw new InvalidState("a model needs ns");
   const seasonality = oneOf(raw.s, ["d", "dw"] as const, "m.s") === "dw" ? "daily+weekly" : "daily";
   const p = array(raw.p, 5, "m.p").map((v, i) => finite(v, `m.p[${i}]`));
+  // Into this operator's bounds rather than refused: a newer version may have narrowed them.
+  const { bounds } = config;
   const params: HwParams = {
-    alpha: p[0] ?? 0,
-    beta: p[1] ?? 0,
-    gammaDay: p[2] ?? 0,
-    gammaWeek: p[3] ?? 0,
-    phi: p[4] ?? 0,
+    alpha: clampTo(p[0] ?? 0, bounds.alpha),
+    beta: clampTo(p[1] ?? 0, bounds.beta),
+    gammaDay: clampTo(p[2] ?? 0, bounds.gammaDay),
+    gammaWeek: clampTo(p[3] ?? 0, bounds.gammaWeek),
+    phi: clampTo(p[4] ?? 0, bounds.phi),
   };
-  const moments = array(raw.em, 2, "m.em").map((v, i) => finite(v, `m.em[${i}]`));
+  const moments = array(raw.em, 2, "m.em").map((v, i) => nonNegative(v, `m.em[${i}]`));
+  if (!((moments[1] ?? 0) > 0)) throw new InvalidState("m.em[1] (variance scale) must be above 0");
   const daily = decodeFloat32(text(raw.d, "m.d"), DAY_SLOTS, "m.d");
   const weekly =
     seasonality === "daily+weekly"
-      ? decodeInt16(text(raw.w, "m.w"), WEEK_SLOTS, finite(raw.ws, "m.ws"), "m.w")
+      ? decodeInt16(text(raw.w, "m.w"), WEEK_SLOTS, nonNegative(raw.ws, "m.ws"), "m.w")
       : new Float64Array(WEEK_SLOTS);
   return {
     params,
     errorMoments: { squaredError: moments[0] ?? 0, scale: moments[1] ?? 1 },
     state: {
       seasonality,
-      level: finite(raw.l, "m.l"),
-      slope: finite(raw.b, "m.b"),
+      level: bounded(raw.l, "m.l"),
+      slope: bounded(raw.b, "m.b"),
       daily,
       weekly,
-      lastError: finite(raw.e, "m.e"),
+      lastError: bounded(raw.e, "m.e"),
       nextSlot,
     } as const,
   };
 }
 
+function clampTo(value: number, [low, high]: Bounds): number {
+  return Math.min(high, Math.max(low, value));
+}
+
 function readSilence(raw: unknown): Silence {
-  const [slots, evidence, quietRun] = array(raw, 3, "si").map((v, i) => finite(v, `si[${i}]`));
+  const [slots, evidence, quietRun] = array(raw, 3, "si").map((v, i) =>
+    i === 1 ? bounded(v, `si[${i}]`) : nonNegative(v, `si[${i}]`),
+  );
   return { slots: slots ?? 0, evidence: evidence ?? 0, quietRun: quietRun ?? 0 };
 }
 
@@ -281,7 +295,7 @@ function decodeInt16(encoded: string, length: number, scale: number, field: stri
 
 function decodeFloat32(encoded: string, length: number, field: string): Float64Array {
   const view = bytesOf(encoded, length * 4, field);
-  return new Float64Array(length).map((_, i) => finite(view.getFloat32(i * 4, true), field));
+  return new Float64Array(length).map((_, i) => bounded(view.getFloat32(i * 4, true), field));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -292,6 +306,30 @@ function finite(value: unknown, field: string): number {
   if (typeof value !== "number" || !Number.isFinite(value))
     throw new InvalidState(`${field} is not a finite number`);
   return value;
+}
+
+/**
+ * No learned value comes near this (the series are requests or active slots per 15 minutes); anything
+ * beyond is a damaged state that would overflow the model into NaN.
+ */
+const MAX_MAGNITUDE = 1e9;
+
+function bounded(value: unknown, field: string): number {
+  const number = finite(value, field);
+  if (Math.abs(number) > MAX_MAGNITUDE) throw new InvalidState(`${field} is beyond ${MAX_MAGNITUDE}`);
+  return number;
+}
+
+function nonNegative(value: unknown, field: string): number {
+  const number = bounded(value, field);
+  if (number < 0) throw new InvalidState(`${field} is negative`);
+  return number;
+}
+
+function notAfter(slot: number | null, nextSlot: number | null, field: string): void {
+  if (slot !== null && (nextSlot === null || slot > nextSlot)) {
+    throw new InvalidState(`${field} is after ns, the next slot to learn`);
+  }
 }
 
 function nullableInteger(value: unknown, field: string): number | null {

@@ -127,7 +127,8 @@ export function isActive(phase: Phase): boolean {
 export function oneStepSigma(engine: ForecastEngine, expected: number, config: ForecastConfig): number {
   const { squaredError, scale } = engine.errorMoments;
   const dispersion = scale > 0 ? squaredError / scale : 0;
-  return Math.max(config.minSigma, Math.sqrt(dispersion * varianceScale(expected, config)));
+  const sigma = Math.sqrt(dispersion * varianceScale(expected, config));
+  return Number.isFinite(sigma) ? Math.max(config.minSigma, sigma) : config.minSigma;
 }
 
 /** The learned value of `slot`, or NaN when it is a gap or no longer (or not yet) in the history. */

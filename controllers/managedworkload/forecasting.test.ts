@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
 import { dailyPatternState } from "./forecast-fixtures.ts";
-import { ForecastBook, type PredictionStatus } from "./forecasting.ts";
+import { closedSlots, ForecastBook, type PredictionStatus } from "./forecasting.ts";
 
 const t0 = Date.parse("2026-11-02T00:00:00Z");
 const hour = 3_600_000;
@@ -55,7 +55,9 @@ describe("the forecast book", () => {
 
   it("drops only the notices that were sent, keeping those the engine produced since", () => {
     const book = new ForecastBook();
-    const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    const saved = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    // Paused all along: three quiet days learned without a look in each slot.
+    const corrupt: ManagedWorkload = { ...saved, status: { ...saved.status, phase: "Paused" } };
     const discarded = book.look("k", corrupt, t0, 30 * 60_000).notices;
     const later = book.look("k", corrupt, t0 + 3 * 24 * hour + hour, 30 * 60_000).notices;
     expect(later.map((n) => n.reason)).toEqual(["ForecastStateDiscarded", "ForecastPhaseChanged"]);
@@ -126,5 +128,93 @@ describe("the forecast book", () => {
     expect(state).toBeTypeOf("object");
     // The closed slot was learned: the engine is one slot further.
     expect(later.prediction?.phase).toBe("learning");
+  });
+
+  describe("restoring a saved state", () => {
+    const now = Date.parse("2026-11-23T09:45:00Z");
+
+    it("does not act on a state saved a month ago: the long gap resets it before any advice", () => {
+      const old = now - 30 * 24 * hour;
+      const state = dailyPatternState(old, 21);
+      const look = new ForecastBook().look(
+        "k",
+        mw({}, { phase: "x", confidence: 0, state }),
+        now,
+        30 * 60_000,
+      );
+      expect(look.advice).toBeNull();
+      expect(look.prediction?.phase).toBe("learning");
+      expect(look.notices.map((n) => n.note).join()).toMatch(/history discarded/);
+    });
+
+    it("discards a state learned ahead of this operator's clock, and says so", () => {
+      const state = dailyPatternState(now + 2 * 24 * hour, 21);
+      const look = new ForecastBook().look(
+        "k",
+        mw({}, { phase: "x", confidence: 0, state }),
+        now,
+        30 * 60_000,
+      );
+      expect(look.prediction?.phase).toBe("learning");
+      expect(look.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
+      expect(look.notices[0]?.note).toMatch(/ahead of now/);
+    });
+
+    it("reads an unreadable savedAt as now instead of failing every reconcile", () => {
+      const state = dailyPatternState(now, 21);
+      const status = { phase: "x", confidence: 0, state, savedAt: "yesterday-ish" };
+      const book = new ForecastBook();
+      const first = book.look("k", mw({}, status), now, 30 * 60_000);
+      expect(first.prediction?.savedAt).toBe(new Date(now).toISOString());
+      expect(() => book.look("k", mw({}, status), now + 2 * hour, 30 * 60_000)).not.toThrow();
+    });
+  });
+});
+
+describe("the slots learned between two looks", () => {
+  const open = { openSlot: 100, openWatched: true, active: false, pausedAtLook: false };
+  it.each([
+    {
+      what: "the watched open slot without activity is 0, an unwatched awake stretch a gap",
+      entry: open,
+      activitySlot: null,
+      points: [
+        { slot: 100, value: 0 },
+        { slot: 103, value: null },
+      ],
+    },
+    {
+      what: "activity known in a slot between the looks is counted there",
+      entry: open,
+      activitySlot: 102,
+      points: [
+        { slot: 100, value: 0 },
+        { slot: 102, value: 1 },
+        { slot: 103, value: null },
+      ],
+    },
+    {
+      what: "a workload paused at the last look saw no activity until the next",
+      entry: { ...open, active: true, pausedAtLook: true },
+      activitySlot: null,
+      points: [
+        { slot: 100, value: 1 },
+        { slot: 101, value: 0 },
+        { slot: 102, value: 0 },
+        { slot: 103, value: 0 },
+      ],
+    },
+    {
+      what: "the slots since a restored state was saved are gaps",
+      entry: { ...open, openWatched: false },
+      activitySlot: null,
+      points: [{ slot: 103, value: null }],
+    },
+  ])("$what", ({ entry, activitySlot, points }) => {
+    expect(closedSlots(entry, 104, activitySlot)).toEqual(points);
+  });
+
+  it("learns nothing while the open slot has not closed", () => {
+    expect(closedSlots(open, 100, null)).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@
  * restarted or newly elected operator restores it).
  *
  * The series it learns is one value per 15-minute slot: 1 when the workload was active in the slot, else 0.
- * Slots while this operator was not running are gaps, not idleness.
+ * Slots nobody watched are gaps, not idleness: while this operator was not running, and between two looks
+ * at an awake workload (a paused one cannot be active without being woken, and a wake is a look).
  */
 import { type EventReason, eventReasons } from "../../api/keys.ts";
 import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/managedworkload.ts";
@@ -23,8 +24,10 @@ import {
   isActive,
   observeAll,
   slotOf,
+  slotStartMs,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
+import { timeOf } from "./decide.ts";
 
 const hourMs = 3_600_000;
 
@@ -44,9 +47,12 @@ export type ForecastNotice = { type: "Normal" | "Warning"; reason: EventReason; 
 
 type Entry = {
   engine: ForecastEngine;
-  /** The slot being filled (not yet learned) and whether activity was seen in it. */
+  /** The slot being filled (not yet learned), whether a look watched it, and whether activity was seen in it. */
   openSlot: number;
+  openWatched: boolean;
   active: boolean;
+  /** The workload was paused at the last look: until the next look it saw no activity. */
+  pausedAtLook: boolean;
   savedAtMs: number | null;
   state: string | undefined;
   /** Notices produced as the engine moved on and not yet confirmed sent: returned by every look until then. */
@@ -97,16 +103,16 @@ export class ForecastBook {
     const nowSlot = slotOf(nowMs);
     this.noteActivity(key, knownActivityMs);
     if (nowSlot > entry.openSlot) {
-      const points: GridPoint[] = [];
-      for (let slot = entry.openSlot; slot < nowSlot; slot++) {
-        points.push({ slot, value: slot === entry.openSlot && entry.active ? 1 : 0 });
-      }
-      const learned = observeAll(entry.engine, points, config);
+      const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
+      const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
       entry.engine = learned.engine;
       entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
       entry.active = false;
+      this.noteActivity(key, knownActivityMs);
     }
+    if (entry.openSlot === nowSlot) entry.openWatched = true;
+    entry.pausedAtLook = mw.status?.phase === "Paused";
     if (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs) {
       const encoded = encodeEngine(entry.engine);
       if (encoded.ok) {
@@ -162,37 +168,71 @@ export class ForecastBook {
   /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
   #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig): Entry {
     const saved = (mw.status?.prediction as PredictionStatus | undefined)?.state;
+    const nowSlot = slotOf(nowMs);
     const fresh = (): Entry => ({
       engine: createEngine(config),
-      openSlot: slotOf(nowMs),
+      openSlot: nowSlot,
+      openWatched: true,
       active: false,
+      pausedAtLook: false,
       savedAtMs: null,
       state: undefined,
       unsent: [],
     });
+    const discard = (why: string): Entry => ({
+      ...fresh(),
+      unsent: [
+        {
+          type: "Warning",
+          reason: eventReasons.forecastStateDiscarded,
+          note: `the saved forecast state ${why}; learning again from now`,
+        },
+      ],
+    });
     if (saved === undefined) return fresh();
     const decoded = decodeEngine(saved, config);
-    if (!decoded.ok) {
-      const discarded: ForecastNotice = {
-        type: "Warning",
-        reason: eventReasons.forecastStateDiscarded,
-        note: `the saved forecast state could not be read (${decoded.error.message}); learning again from now`,
-      };
-      return { ...fresh(), unsent: [discarded] };
-    }
+    if (!decoded.ok) return discard(`could not be read (${decoded.error.message})`);
     const engine = decoded.value;
-    // Slots between the saved state and now were not watched: gaps, learned as such when the next slot closes.
-    const openSlot = Math.max(engine.nextSlot ?? slotOf(nowMs), slotOf(nowMs));
-    const savedAt = (mw.status?.prediction as PredictionStatus | undefined)?.savedAt;
+    const nextSlot = engine.nextSlot ?? nowSlot;
+    // One slot of clock skew between replicas is tolerated; more means a state from the future.
+    if (nextSlot > nowSlot + 1)
+      return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, ahead of now`);
+    const savedAtMs = timeOf((mw.status?.prediction as PredictionStatus | undefined)?.savedAt);
     return {
       engine,
-      openSlot,
+      // The slots since the state was saved were not watched: learned as gaps at once (a long gap resets
+      // the engine before its advice is used), not when the next slot closes.
+      openSlot: nextSlot,
+      openWatched: false,
       active: false,
-      savedAtMs: savedAt ? Date.parse(savedAt) : nowMs,
+      pausedAtLook: false,
+      savedAtMs: savedAtMs ?? nowMs,
       state: saved,
       unsent: [],
     };
   }
+}
+
+/**
+ * The slots from the open one up to `nowSlot` (excluded) as the engine learns them: 1 where activity was
+ * seen, 0 where a look watched without seeing any (or the workload sat paused since the last look), left out
+ * (a gap) where nobody watched. The last closed slot is always present, so the engine moves up to now.
+ */
+export function closedSlots(
+  entry: Pick<Entry, "openSlot" | "openWatched" | "active" | "pausedAtLook">,
+  nowSlot: number,
+  activitySlot: number | null,
+): GridPoint[] {
+  const points: GridPoint[] = [];
+  for (let slot = entry.openSlot; slot < nowSlot; slot++) {
+    const open = slot === entry.openSlot;
+    if (slot === activitySlot || (open && entry.active)) points.push({ slot, value: 1 });
+    else if ((open && entry.openWatched) || entry.pausedAtLook) points.push({ slot, value: 0 });
+  }
+  if (nowSlot > entry.openSlot && points.at(-1)?.slot !== nowSlot - 1) {
+    points.push({ slot: nowSlot - 1, value: null });
+  }
+  return points;
 }
 
 function noticeOf(e: EngineEvent): ForecastNotice[] {
