@@ -121,12 +121,14 @@ export async function startManagedWorkloadController(
     const workload = targetOf(mw);
     const target = workload ? targetState(workload, mw.spec.targetRef.kind) : null;
     const activity = await measureIfDue(key, mw, workload, target, nowMs, ctx);
-    const look = deps.forecasts?.look(
-      key,
-      mw,
-      nowMs,
-      parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
-      knownActivity(mw, workload),
+    const look = lookOrClockAlone(deps, key, () =>
+      deps.forecasts?.look(
+        key,
+        mw,
+        nowMs,
+        parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
+        knownActivity(mw, workload),
+      ),
     );
     const decided = decide({
       nowMs,
@@ -263,6 +265,25 @@ function wakeSource(status: ManagedWorkloadStatus): string {
 }
 
 /** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */
+/**
+ * The forecast's look, or none when it fails: the forecast only advises, so a fault in it must leave
+ * pausing and waking to the idle clock rather than fail every reconcile of the workload. Its engine is
+ * forgotten, so the next look starts again from the saved state.
+ */
+export function lookOrClockAlone(
+  deps: Pick<ControllerDeps, "forecasts" | "log">,
+  key: string,
+  look: () => ForecastLook | undefined,
+): ForecastLook | undefined {
+  try {
+    return look();
+  } catch (err) {
+    deps.log.error({ key, err: String(err) }, "forecast failed; the idle clock decides alone");
+    deps.forecasts?.forget(key);
+    return undefined;
+  }
+}
+
 /** The forecast's notices as action Events, each with the notice it came from. */
 function noticeEvents(look: ForecastLook | undefined): Map<EventIntent, ForecastNotice> {
   return new Map((look?.notices ?? []).map((n) => [{ ...n, kind: "action" as const }, n]));
