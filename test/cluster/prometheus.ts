@@ -42,17 +42,40 @@ export async function startPrometheus(opts: { dataDir: string; configDir: string
     async loadHistory(openMetrics) {
       const input = join(opts.configDir, `history-${Date.now()}.om`);
       await writeFile(input, openMetrics);
-      // Blocks land in the data directory; Prometheus reads new blocks when it starts.
-      await run("promtool", ["tsdb", "create-blocks-from", "openmetrics", input, opts.dataDir], {
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      await current.stop();
-      current = await launch();
+      await withPrometheusStopped(
+        {
+          stop: () => current.stop(),
+          start: async () => {
+            current = await launch();
+          },
+        },
+        () =>
+          run("promtool", ["tsdb", "create-blocks-from", "openmetrics", input, opts.dataDir], {
+            maxBuffer: 64 * 1024 * 1024,
+          }),
+      );
     },
     query: (promql, time) => instantQuery(promql, time),
     stop: () => current.stop(),
   };
   return handle;
+}
+
+/**
+ * Runs `work` on the data directory while Prometheus is stopped, then starts it again (it reads new blocks
+ * when it starts). promtool reads every block already there: a running Prometheus may be compacting, and a
+ * block it is deleting (a directory left without its meta.json) makes promtool fail.
+ */
+export async function withPrometheusStopped(
+  prometheus: { stop(): Promise<void>; start(): Promise<void> },
+  work: () => Promise<unknown>,
+): Promise<void> {
+  await prometheus.stop();
+  try {
+    await work();
+  } finally {
+    await prometheus.start();
+  }
 }
 
 async function ready(): Promise<true | undefined> {
