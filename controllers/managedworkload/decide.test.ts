@@ -518,3 +518,83 @@ describe("decide: status", () => {
     expect(resume.writes.map((w) => w.kind)).toEqual(["apply", "scale", "forget-paused-from"]);
   });
 });
+
+describe("decide: recovering from a status write that was lost", () => {
+  const pausedCondition = (atMs: number) => ({
+    type: "Paused",
+    status: "True" as const,
+    reason: "Idle",
+    message: "paused from 3 replicas",
+    lastTransitionTime: iso(atMs),
+  });
+  const scaleWrites = (writes: { kind: string }[]) => writes.filter((w) => w.kind === "scale");
+
+  it("gives a workload scaled up by hand while its status still says paused a full idle window", () => {
+    const status = {
+      ...pausedStatus(t0 - 100 * min),
+      lastActivity: { time: iso(t0 - 130 * min), source: "cpu" as const },
+      conditions: [pausedCondition(t0 - 100 * min)],
+    };
+    const d = decide(observe({ mw: mw({}, status), target: target(3) }));
+    expect(scaleWrites(d.writes)).toEqual([]);
+    expect(d.status.phase).toBe("Awake");
+  });
+
+  it("wakes a paused target on a request newer than the last activity when the pause never reached status", () => {
+    const status = awakeFor(60);
+    const paused = target(0, {
+      [annotations.pausedFrom]: "3",
+      [annotations.lastRequest]: iso(t0 - 5 * min),
+    });
+    const d = decide(observe({ mw: mw({}, status), target: paused, activity: null }));
+    expect(scaleWrites(d.writes)).toEqual([{ kind: "scale", from: 0, to: 3 }]);
+  });
+
+  it("records the pause as no later than the last activity it knew of, so later requests still wake it", () => {
+    const paused = target(0, { [annotations.pausedFrom]: "3" });
+    const d = decide(observe({ mw: mw({}, awakeFor(60)), target: paused, activity: null }));
+    expect(d.status.pausedAt).toBe(iso(t0 - 60 * min));
+  });
+});
+
+describe("decide: stamps from a clock a little ahead", () => {
+  const paused = target(0, { [annotations.pausedFrom]: "3" });
+  it.each([
+    { name: "wakes on a resume request 1.5 s ahead of this clock", aheadMs: 1_500, wakes: true },
+    {
+      name: "ignores a stamp an hour ahead: a broken clock must not keep a workload awake",
+      aheadMs: 60 * min,
+      wakes: false,
+    },
+  ])("$name", ({ aheadMs, wakes }) => {
+    const requested = mw({}, pausedStatus(t0 - 60 * min), {
+      annotations: { [annotations.resumeRequested]: iso(t0 + aheadMs) },
+    });
+    const d = decide(observe({ mw: requested, target: paused, activity: null }));
+    expect(d.writes.some((w) => w.kind === "scale")).toBe(wakes);
+  });
+});
+
+describe("decide: the DryRun condition", () => {
+  const wouldPause = {
+    type: "DryRun",
+    status: "True" as const,
+    reason: "WouldPause",
+    message: "dry-run: would pause 3 replicas",
+    lastTransitionTime: iso(t0 - 60 * min),
+  };
+  it.each([
+    { name: "flips to False once dry-run is off", dryRun: false, reason: "Off" },
+    { name: "flips to False while nothing would be paused", dryRun: true, reason: "WouldNotPause" },
+  ])("$name", ({ dryRun, reason }) => {
+    const status = { ...awakeFor(5), conditions: [wouldPause] };
+    const d = decide(observe({ mw: mw({ dryRun }, status) }));
+    const condition = d.status.conditions?.find((c) => c.type === "DryRun");
+    expect(condition).toMatchObject({ status: "False", reason });
+  });
+
+  it("is not added to a workload that was never in dry-run", () => {
+    const d = decide(observe({ mw: mw({}, awakeFor(5)) }));
+    expect(d.status.conditions?.find((c) => c.type === "DryRun")).toBeUndefined();
+  });
+});

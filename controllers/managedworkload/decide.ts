@@ -103,10 +103,25 @@ function withPhase(
   phase: Phase,
   managed: { reason: string; message: string } | null,
 ): ManagedWorkloadStatus {
-  const next = { ...status, phase };
+  const next = phase === "DryRun" ? { ...status, phase } : endDryRunCondition(obs, { ...status, phase });
   return managed
     ? condition(obs, next, conditionTypes.managed, "False", managed.reason, managed.message)
     : condition(obs, next, conditionTypes.managed, "True", "Managed", "the target is under management");
+}
+
+/** A DryRun=True condition left from an earlier decision flips to False once nothing would be paused. */
+function endDryRunCondition(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
+  if (conditionTime(status, conditionTypes.dryRun, "True") === null) return status;
+  return inDryRun(obs)
+    ? condition(
+        obs,
+        status,
+        conditionTypes.dryRun,
+        "False",
+        "WouldNotPause",
+        "dry-run: nothing would be paused now",
+      )
+    : condition(obs, status, conditionTypes.dryRun, "False", "Off", "dry-run is off");
 }
 
 /** Autoscalers and GitOps ownership of replicas, reported on every managed reconcile. */
@@ -272,7 +287,14 @@ function whilePaused(
   status: ManagedWorkloadStatus,
   pausedFrom: number,
 ): Decision {
-  const pausedSinceMs = timeOf(status.pausedAt) ?? conditionTime(status, conditionTypes.paused, "True");
+  // When the pause's status write was lost, the pause came after the last activity it knew of: anything
+  // newer wakes the workload (never later than a request would have).
+  const pausedSinceMs =
+    timeOf(status.pausedAt) ??
+    conditionTime(status, conditionTypes.paused, "True") ??
+    timeOf(status.lastActivity?.time) ??
+    conditionTime(status, conditionTypes.paused, "False") ??
+    timeOf(obs.mw.metadata.creationTimestamp);
   const activity = latestActivity(obs, target, status);
   const wake = inDryRun(obs)
     ? {
@@ -310,7 +332,7 @@ function whilePaused(
   }
   const next = condition(
     obs,
-    { ...status, pausedFrom, pausedAt: status.pausedAt ?? iso(obs.nowMs) },
+    { ...status, pausedFrom, pausedAt: status.pausedAt ?? iso(pausedSinceMs ?? obs.nowMs) },
     conditionTypes.paused,
     "True",
     "Idle",
@@ -330,10 +352,15 @@ function whilePaused(
 function whileAwake(obs: Observation, target: TargetState, status: ManagedWorkloadStatus): Decision {
   const activity = latestActivity(obs, target, status);
   // Read before this reconcile's condition update: a workload never paused has been awake since it was adopted.
-  const awakeSinceMs =
-    conditionTime(status, conditionTypes.paused, "False") ??
-    timeOf(obs.mw.metadata.creationTimestamp) ??
-    obs.nowMs;
+  // A status that still says paused (its write after a wake was lost) gives no awake-since: the wake was
+  // at most now, so the workload gets a full idle window rather than being paused straight back.
+  const stillPausedInStatus =
+    conditionTime(status, conditionTypes.paused, "True") !== null || status.pausedAt !== undefined;
+  const awakeSinceMs = stillPausedInStatus
+    ? obs.nowMs
+    : (conditionTime(status, conditionTypes.paused, "False") ??
+      timeOf(obs.mw.metadata.creationTimestamp) ??
+      obs.nowMs);
   let next: ManagedWorkloadStatus = activity
     ? { ...status, lastActivity: { time: iso(activity.ms), source: activity.source } }
     : status;
@@ -345,7 +372,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   const manual =
     pauseRequested !== null &&
     pauseRequested > awakeSinceMs &&
-    pauseRequested <= obs.nowMs &&
+    observedTime(pauseRequested, obs.nowMs) !== null &&
     (requests.resume === null || pauseRequested > requests.resume);
   const clock = manual
     ? {
@@ -424,7 +451,10 @@ function stayAwake(
 /** In dry-run, an awake workload that would not be paused keeps its total and stops adding to it. */
 function dryRunAwake(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
   if (!inDryRun(obs)) return withoutKey(status, "dryRun");
-  return { ...status, dryRun: { heldReplicaHours: status.dryRun?.heldReplicaHours ?? 0 } };
+  return endDryRunCondition(obs, {
+    ...status,
+    dryRun: { heldReplicaHours: status.dryRun?.heldReplicaHours ?? 0 },
+  });
 }
 
 /** Dry-run decides but never scales; it adds up the replica-hours a pause would have saved. */
@@ -491,7 +521,8 @@ function latestActivity(
 ): Activity | null {
   const candidates: Activity[] = [];
   const add = (ms: number | null, source: ActivitySource) => {
-    if (ms !== null && ms <= obs.nowMs) candidates.push({ ms, source });
+    const at = observedTime(ms, obs.nowMs);
+    if (at !== null) candidates.push({ ms: at, source });
   };
   add(timeOf(status.lastActivity?.time), status.lastActivity?.source ?? "annotation");
   add(timeOf(target.annotations[annotations.lastRequest]), "request");
@@ -589,6 +620,18 @@ function conditionTime(
 ): number | null {
   const c = status.conditions?.find((x) => x.type === type);
   return c && c.status === state ? timeOf(c.lastTransitionTime) : null;
+}
+
+/**
+ * Stamps from other clocks (a laptop's `kubectl napwake pause|resume`, the doorman's host) may be a little
+ * ahead of this one: up to this much they count as now rather than being ignored until a later check.
+ */
+export const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** A stamp as this clock sees it: at most now, or null when missing or too far in the future to trust. */
+function observedTime(ms: number | null, nowMs: number): number | null {
+  if (ms === null || ms > nowMs + CLOCK_SKEW_MS) return null;
+  return Math.min(ms, nowMs);
 }
 
 function untilNext(obs: Observation, atMs: number | null, otherwiseMs: number): number {
