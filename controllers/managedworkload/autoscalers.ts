@@ -157,6 +157,22 @@ export function decideScaledObjectHold(
   return { action: "none", reason: `${name} is not held by Napwake` };
 }
 
+/**
+ * Why the workload must not be paused, or null: a ScaledObject of it is held by someone else at a count
+ * other than zero, and KEDA would scale back whatever Napwake scaled down, then Napwake again.
+ */
+export function scaledObjectHeldElsewhere(scaledObjects: readonly ScaledObject[]): string | null {
+  for (const so of scaledObjects) {
+    const value = so.metadata?.annotations?.[kedaPausedReplicas];
+    if (value === undefined || value === "0") continue;
+    return (
+      `ScaledObject ${so.metadata?.name ?? ""} is held at ${value} replicas (${kedaPausedReplicas}) by someone ` +
+      "else; pausing would fight KEDA"
+    );
+  }
+  return null;
+}
+
 function ownsPausedReplicas(so: ScaledObject, ourManager: string): boolean {
   return (so.metadata?.managedFields ?? []).some((entry) => {
     if (entry.manager !== ourManager || entry.subresource) return false;

@@ -517,6 +517,25 @@ describe("decide: status", () => {
     );
     expect(resume.writes.map((w) => w.kind)).toEqual(["apply", "scale", "forget-paused-from"]);
   });
+
+  it("does not pause a workload whose ScaledObject someone else holds at a count other than zero", () => {
+    const so = {
+      apiVersion: "keda.sh/v1alpha1",
+      kind: "ScaledObject",
+      metadata: {
+        name: "web",
+        namespace: "shop",
+        annotations: { "autoscaling.keda.sh/paused-replicas": "3" },
+      },
+      spec: { scaleTargetRef: { name: "web" } },
+    };
+    const autoscalers = [{ kind: "ScaledObject" as const, name: "web" }];
+    const d = decide(observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [so] }));
+    expect(d.writes).toEqual([]);
+    expect(d.events).toMatchObject([
+      { reason: "PauseSkipped", note: expect.stringMatching(/held at 3 replicas/) },
+    ]);
+  });
 });
 
 describe("decide: recovering from a status write that was lost", () => {

@@ -29,7 +29,7 @@ import {
 } from "../../api/managedworkload.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
 import { decideClock } from "./activity-clock.ts";
-import { decideScaledObjectHold } from "./autoscalers.ts";
+import { decideScaledObjectHold, type ScaledObject, scaledObjectHeldElsewhere } from "./autoscalers.ts";
 import { replicasOwner } from "./gitops.ts";
 import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
 
@@ -395,6 +395,13 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     if (clock.byForecast === "veto") next = notPaused(obs, next, "ForecastVeto", clock.reason);
     return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, inDryRun(obs) ? "DryRun" : "Awake");
   }
+  const heldElsewhere = scaledObjectHeldElsewhere(targetScaledObjects(obs));
+  if (heldElsewhere) {
+    return {
+      ...stayAwake(obs, next, `not pausing: ${heldElsewhere}`, obs.settings.checkIntervalMs, "Awake"),
+      events: [{ type: "Warning", reason: eventReasons.pauseSkipped, note: heldElsewhere, kind: "skip" }],
+    };
+  }
   const unknown = manual ? null : unknownActivity(obs);
   if (unknown) {
     return {
@@ -576,10 +583,14 @@ function releaseHolds(obs: Observation): Write[] {
   return scaledObjectWrites(obs, false);
 }
 
-function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
+/** The ScaledObjects that scale this workload. */
+function targetScaledObjects(obs: Observation): ScaledObject[] {
   const names = new Set(obs.autoscalers.filter((a) => a.kind === "ScaledObject").map((a) => a.name));
-  return obs.scaledObjects
-    .filter((so) => names.has(so.metadata?.name ?? ""))
+  return obs.scaledObjects.filter((so) => names.has(so.metadata?.name ?? ""));
+}
+
+function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
+  return targetScaledObjects(obs)
     .map((so) => decideScaledObjectHold(so, hold, obs.fieldManager))
     .flatMap((d): Write[] =>
       d.action === "apply" && d.object ? [{ kind: "apply", object: d.object, why: d.reason }] : [],
