@@ -8,6 +8,7 @@ import {
   type RequestContext,
   type ResponseContext,
 } from "@kubernetes/client-node";
+import { type Clock, systemClock } from "./clock.ts";
 
 /** Options for a generated API call that make `signal` abort its request. */
 export function abortableBy(signal: AbortSignal): ConfigurationOptions {
@@ -45,12 +46,16 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
 }
 
 /**
- * A signal that aborts after `ms` with `message` as its reason; `clear` stops the timer once the work is done
- * (the timer never keeps the process alive either way).
+ * A signal that aborts after `ms` on `clock` with `message` as its reason; `clear` stops the timer once the
+ * work is done (a real timer never keeps the process alive either way).
  */
-export function deadline(ms: number, message: string): { signal: AbortSignal; clear(): void } {
+export function deadline(
+  ms: number,
+  message: string,
+  clock: Clock = systemClock,
+): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(message)), ms);
-  timer.unref?.();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  const timer = clock.setTimeout(() => controller.abort(new Error(message)), ms);
+  (timer as { unref?: () => void } | null)?.unref?.();
+  return { signal: controller.signal, clear: () => clock.clearTimeout(timer) };
 }

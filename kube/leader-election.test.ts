@@ -146,11 +146,17 @@ describe("validateTimings", () => {
 /** An in-memory Lease endpoint with the API server's optimistic concurrency. */
 class FakeLeaseServer {
   lease: V1Lease | undefined;
+  /** Requests that never answered. */
+  hangs = 0;
   #rv = 0;
 
-  client(isDown: () => boolean = () => false): LeaseClient {
-    const check = () => {
+  client(isDown: () => boolean = () => false, isHung: () => boolean = () => false): LeaseClient {
+    const check = async () => {
       if (isDown()) throw new Error("connection refused");
+      if (isHung()) {
+        this.hangs++;
+        await new Promise(() => {});
+      }
     };
     const store = (body: V1Lease) => {
       this.#rv++;
@@ -161,17 +167,17 @@ class FakeLeaseServer {
     };
     return {
       readNamespacedLease: async () => {
-        check();
+        await check();
         if (!this.lease) throw new ApiException(404, "not found", {}, {});
         return structuredClone(this.lease);
       },
       createNamespacedLease: async ({ body }) => {
-        check();
+        await check();
         if (this.lease) throw new ApiException(409, "already exists", {}, {});
         return store(body);
       },
       replaceNamespacedLease: async ({ body }) => {
-        check();
+        await check();
         if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) {
           throw new ApiException(409, "conflict", {}, {});
         }
@@ -186,9 +192,13 @@ function candidates() {
   const server = new FakeLeaseServer();
   const log: string[] = [];
   const down = new Set<string>();
+  const hung = new Set<string>();
   const elector = (identity: string) =>
     new LeaderElector({
-      client: server.client(() => down.has(identity)),
+      client: server.client(
+        () => down.has(identity),
+        () => hung.has(identity),
+      ),
       namespace: "napwake-system",
       name: "napwake",
       identity,
@@ -199,7 +209,7 @@ function candidates() {
       },
       onStoppedLeading: () => log.push(`${clock.now() - t0} ${identity} stopped`),
     });
-  return { clock, server, log, down, a: elector("a"), b: elector("b") };
+  return { clock, server, log, down, hung, a: elector("a"), b: elector("b") };
 }
 
 describe("LeaderElector on a fake API server and clock", () => {
@@ -250,5 +260,18 @@ describe("LeaderElector on a fake API server and clock", () => {
     await clock.advance(30_000);
     // a's last successful renewal was sent at 10 s: it stops at 20 s; b saw it at 10.001 s and takes over later.
     expect(log).toEqual(["0 a started", "20000 a stopped", "26001 b started"]);
+  });
+
+  it("a leader whose requests hang gives up on each in time and steps down at its renew deadline", async () => {
+    const { clock, server, hung, log, a, b } = candidates();
+    a.start();
+    await clock.advance(1);
+    b.start();
+    await clock.advance(10_000);
+    hung.add("a");
+    await clock.advance(30_000);
+    expect(log).toEqual(["0 a started", "20000 a stopped", "26001 b started"]);
+    // Each hung request was abandoned after its timeout and tried again, rather than waited on for ever.
+    expect(server.hangs).toBeGreaterThan(3);
   });
 });

@@ -5,6 +5,7 @@ import {
   type V1LeaseSpec,
   V1MicroTime,
 } from "@kubernetes/client-node";
+import { deadline, untilAborted } from "./abort.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
 
 /**
@@ -326,13 +327,8 @@ export class LeaderElector {
 
   /** Bounds a request so that a hung connection cannot stall the loop past the renew deadline. */
   #request<T>(promise: Promise<T>): Promise<T> {
-    let timer: unknown;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = this.#clock.setTimeout(
-        () => reject(new Error(`no answer within ${this.#requestTimeoutMs} ms`)),
-        this.#requestTimeoutMs,
-      );
-    });
-    return Promise.race([promise, timeout]).finally(() => this.#clock.clearTimeout(timer));
+    const ms = this.#requestTimeoutMs;
+    const limit = deadline(ms, `no answer within ${ms} ms`, this.#clock);
+    return untilAborted(promise, limit.signal).finally(limit.clear);
   }
 }
