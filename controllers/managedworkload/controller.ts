@@ -264,7 +264,6 @@ function wakeSource(status: ManagedWorkloadStatus): string {
   return status.lastActivity?.source ?? "unknown";
 }
 
-/** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */
 /**
  * The forecast's look, or none when it fails: the forecast only advises, so a fault in it must leave
  * pausing and waking to the idle clock rather than fail every reconcile of the workload. Its engine is
@@ -289,6 +288,7 @@ function noticeEvents(look: ForecastLook | undefined): Map<EventIntent, Forecast
   return new Map((look?.notices ?? []).map((n) => [{ ...n, kind: "action" as const }, n]));
 }
 
+/** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */
 function withPrediction(
   decision: Decision,
   look: ForecastLook | undefined,

@@ -101,7 +101,6 @@ export class ForecastBook {
     const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config);
     this.#entries.set(key, entry);
     const nowSlot = slotOf(nowMs);
-    this.noteActivity(key, knownActivityMs);
     if (nowSlot > entry.openSlot) {
       const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
       const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
@@ -109,8 +108,8 @@ export class ForecastBook {
       entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
       entry.active = false;
-      this.noteActivity(key, knownActivityMs);
     }
+    this.noteActivity(key, knownActivityMs);
     if (entry.openSlot === nowSlot) entry.openWatched = true;
     entry.pausedAtLook = mw.status?.phase === "Paused";
     if (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs) {
