@@ -21,12 +21,16 @@ import { httpDeployment } from "./workloads.ts";
 
 const { group, version, plural } = managedWorkloadCrd;
 
-/** The API server's Events, except that the first `ForecastStateDiscarded` Event is refused. */
-function refusingFirstDiscarded(clients: Clients) {
+/**
+ * The API server's Events, except that the first `ForecastStateDiscarded` Event in `namespace` is refused.
+ * Only `namespace` is counted: the controller also reconciles what other test files left behind.
+ */
+function refusingFirstDiscarded(clients: Clients, namespace: string) {
   const real = clients.kc.makeApiClient(EventsV1Api);
   const attempts: string[] = [];
   const client: EventsClient = {
     createNamespacedEvent: async (request) => {
+      if (request.namespace !== namespace) return real.createNamespacedEvent(request);
       const reason = request.body.reason ?? "";
       attempts.push(reason);
       if (reason === "ForecastStateDiscarded" && attempts.filter((r) => r === reason).length === 1) {
@@ -70,7 +74,7 @@ describe("forecast notices on the real control plane", () => {
         status: { prediction: { phase: "active-daily", confidence: 0.9, state: "{not json" } },
       },
     });
-    const refusing = refusingFirstDiscarded(clients);
+    const refusing = refusingFirstDiscarded(clients, namespace);
     Object.assign(events, refusing);
     controller = await startController(clients, shiftedClock(), realWrites(clients), refusing.client);
   });
