@@ -27,3 +27,38 @@ describe("deciding from our own latest status while the cache lags", () => {
     expect(memory.view("k", at("1", "a"))).toEqual(at("1", "a"));
   });
 });
+
+describe("writing our status", () => {
+  const gone = Object.assign(new Error("not found"), { code: 404 });
+  it.each([
+    {
+      name: "writes nothing when the status is unchanged",
+      status: "a",
+      write: async () => "2",
+      result: "unchanged",
+    },
+    { name: "writes and remembers a changed status", status: "b", write: async () => "2", result: "written" },
+    {
+      name: "says the object is gone when it was deleted meanwhile",
+      status: "b",
+      write: async (): Promise<string> => {
+        throw gone;
+      },
+      result: "gone",
+    },
+  ])("$name", async ({ status, write, result }) => {
+    const memory = new OwnStatusMemory<string>();
+    expect(await memory.writeIfChanged("k", at("1", "a"), at("1", "a"), status, write)).toBe(result);
+    const remembered = result === "written" ? at("2", "b") : at("1", "a");
+    expect(memory.view("k", at("1", "a"))).toEqual(remembered);
+  });
+
+  it("passes any other failure on, to be retried", async () => {
+    const memory = new OwnStatusMemory<string>();
+    const conflict = Object.assign(new Error("conflict"), { code: 409 });
+    const write = async (): Promise<string> => {
+      throw conflict;
+    };
+    await expect(memory.writeIfChanged("k", at("1", "a"), at("1", "a"), "b", write)).rejects.toBe(conflict);
+  });
+});

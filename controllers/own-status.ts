@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { httpCode } from "./managedworkload/writes.ts";
 
 /**
  * The status a controller last wrote for each key, and the resourceVersions that predate it: the one it was
@@ -33,6 +34,27 @@ export class OwnStatusMemory<S> {
     older.add(cached.metadata.resourceVersion ?? "");
     if (own) older.add(own.written);
     this.#written.set(key, { older, written, status });
+  }
+
+  /**
+   * Writes `status` through `write` (which returns the new resourceVersion) when it differs from what
+   * `current` shows, and remembers it. "gone" when the object was deleted meanwhile: nothing left to report on.
+   */
+  async writeIfChanged<T extends Versioned<S>>(
+    key: string,
+    cached: Versioned<S>,
+    current: T,
+    status: S,
+    write: (object: T, status: S) => Promise<string>,
+  ): Promise<"unchanged" | "written" | "gone"> {
+    if (!statusChanged(current.status, status)) return "unchanged";
+    try {
+      this.remember(key, cached, await write(current, status), status);
+      return "written";
+    } catch (err) {
+      if (httpCode(err) === 404) return "gone";
+      throw err;
+    }
   }
 
   forget(key: string): void {

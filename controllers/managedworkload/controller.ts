@@ -29,7 +29,7 @@ import {
   WorkQueue,
 } from "../../kube/workqueue.ts";
 import type { Caches } from "../caches.ts";
-import { OwnStatusMemory, statusChanged } from "../own-status.ts";
+import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { decide, pausedFromOf, timeOf } from "./decide.ts";
 import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
@@ -41,7 +41,7 @@ import type {
   ReconcilerSettings,
   TargetState,
 } from "./observation.ts";
-import { type ClusterWrites, httpCode, makeWrites } from "./writes.ts";
+import { type ClusterWrites, makeWrites } from "./writes.ts";
 
 type Workload = V1Deployment | V1StatefulSet;
 
@@ -163,16 +163,8 @@ export async function startManagedWorkloadController(
       key,
       [...notices].filter(([event]) => sent.has(event)).map(([, notice]) => notice),
     );
-    if (statusChanged(mw.status, decision.status)) {
-      try {
-        const written = await deps.writes.writeStatus(mw, decision.status);
-        ownStatus.remember(key, cached, written, decision.status);
-      } catch (err) {
-        // Deleted while we decided: nothing left to report on.
-        if (httpCode(err) === 404) return { done: true };
-        throw err;
-      }
-    }
+    const written = await ownStatus.writeIfChanged(key, cached, mw, decision.status, deps.writes.writeStatus);
+    if (written === "gone") return { done: true };
     deps.log.info(
       { key, phase: decision.status.phase, writes: decision.writes.length, why: decision.summary },
       "reconciled",

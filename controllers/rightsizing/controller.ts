@@ -22,8 +22,7 @@ import type { EventRecorder } from "../../kube/events.ts";
 import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import type { Caches } from "../caches.ts";
-import { httpCode } from "../managedworkload/writes.ts";
-import { OwnStatusMemory, statusChanged } from "../own-status.ts";
+import { OwnStatusMemory } from "../own-status.ts";
 import { type CoveredWorkload, coverage, type Workload } from "./coverage.ts";
 import { decideRightsizing } from "./decide.ts";
 import { RecommenderMemory, type RunSettings, type RunSummary, runRecommender, workloadKey } from "./run.ts";
@@ -164,15 +163,14 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       run: memory.outcomes.get(key) ?? null,
       config: settings.recommender,
     });
-    if (statusChanged(current.status, decision.status)) {
-      try {
-        const written = await deps.writes.writeStatus(current, decision.status);
-        ownStatus.remember(key, object, written, decision.status);
-      } catch (err) {
-        if (httpCode(err) === 404) return { done: true };
-        throw err;
-      }
-    }
+    const written = await ownStatus.writeIfChanged(
+      key,
+      object,
+      current,
+      decision.status,
+      deps.writes.writeStatus,
+    );
+    if (written === "gone") return { done: true };
     // After the status that records them: a conflict retried from a fresher read does not send them twice.
     for (const e of decision.events) {
       await deps.events.action({
