@@ -7,6 +7,7 @@ import { DEFAULT_FORECAST_CONFIG, type ForecastConfig, forecastConfig } from "..
 import { percentChange, table } from "./format.ts";
 import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
+import { boundAgainstBaseline } from "./sim/bound.ts";
 import { generatorChances, timeOfDayChances } from "./sim/chances.ts";
 import {
   bestWithinAwakeBudget,
@@ -16,6 +17,7 @@ import {
   onGridEdge,
   replayFrontier,
 } from "./sim/frontier.ts";
+import { knownRatesAtBudget } from "./sim/ideal.ts";
 import {
   type ChanceOf,
   gridOf,
@@ -26,7 +28,12 @@ import {
 } from "./sim/replay.ts";
 import { measureSpeed } from "./sim/speed.ts";
 import { loadFlightsTrace } from "./traces/load-flights.ts";
-import { generateTrace, SYNTHETIC_PROFILES } from "./traces/synthetic.ts";
+import {
+  generateTraceWithRates,
+  SYNTHETIC_PROFILES,
+  sessionFollowUpHazard,
+  type TraceProfile,
+} from "./traces/synthetic.ts";
 import type { Trace } from "./traces/trace.ts";
 
 const MINUTE_MS = 60_000;
@@ -36,6 +43,8 @@ const IDLE_MS = 15 * MINUTE_MS;
 const UNTRUSTED_IDLE_MS = 30 * MINUTE_MS;
 /** Reseeded draws of a synthetic profile behind its true chances of activity (for the reference row). */
 const CHANCE_RUNS = 200;
+/** Draws of a synthetic profile the bound on cold starts is averaged over. */
+const BOUND_DRAWS = 20;
 
 const FORECAST: Policy = {
   name: "(c) idle clock 15 min + forecast",
@@ -108,7 +117,13 @@ function accuracyRows(signal: Signal, trace: Trace, library: Forecaster | null):
   ];
 }
 
-function reportTrace(trace: Trace, chances: ChanceOf, chancesNote: string, library: Forecaster | null) {
+function reportTrace(
+  trace: Trace,
+  chances: ChanceOf,
+  chancesNote: string,
+  library: Forecaster | null,
+  drawn?: { profile: TraceProfile; startRates: Float64Array },
+) {
   const config = forecastConfig();
   const days = (trace.endMs - trace.startMs) / 86_400_000;
   write(`\n## ${trace.name}: ${trace.description}`);
@@ -132,6 +147,7 @@ function reportTrace(trace: Trace, chances: ChanceOf, chancesNote: string, libra
   if (fixed && forecast) write(verdict(fixed, forecast).text);
   write(`(ref: not a policy, it knows the odds ahead: ${chancesNote}; same rule, windows and trust as (c))`);
   if (fixed) reportFrontier(trace, fixed, chances);
+  if (fixed && drawn) reportLimits(trace, fixed, drawn.profile, drawn.startRates);
   write("");
   write(
     table(
@@ -172,6 +188,32 @@ function reportFrontier(trace: Trace, fixed: PolicyResult, chances: ChanceOf) {
           "ref: true chances",
           describePoint(bestWithinAwakeBudget(frontier.reference)),
           String(meets(frontier.reference)),
+        ],
+      ],
+    ),
+  );
+}
+
+/** How far any policy could go within the awake hours of (a), from the rates the trace was drawn from. */
+function reportLimits(trace: Trace, fixed: PolicyResult, profile: TraceProfile, startRates: Float64Array) {
+  const known = { startRates, followUp: sessionFollowUpHazard(profile) };
+  const ideal = knownRatesAtBudget(trace, known, fixed.awakeHours);
+  const bound = boundAgainstBaseline(profile, BOUND_DRAWS, POLICIES[0] as Policy, forecastConfig());
+  const change = (value: number, base: number) => `${((value / base - 1) * 100).toFixed(1)}%`;
+  write("\nwithin the awake hours of (a), from the rates this trace was drawn from (no policy knows them):");
+  write(
+    table(
+      ["reference", "cold starts", "vs (a)"],
+      [
+        [
+          "awake in each minute worth it (known rates and session odds), time-shared to (a)'s awake hours",
+          ideal ? ideal.coldStarts.toFixed(0) : "n/a",
+          ideal ? change(ideal.coldStarts, fixed.coldStarts) : "n/a",
+        ],
+        [
+          `bound: fewest any policy can expect, sessions' own awake time free (mean of ${bound.draws} draws)`,
+          bound.minColdStarts.toFixed(0),
+          change(bound.minColdStarts, bound.baselineColdStarts),
         ],
       ],
     ),
@@ -234,10 +276,11 @@ async function main() {
       "accuracy: MASE = MAE / MAE of seasonal-naive (same slot a week before); MSE ratio = the same with " +
       "squared errors, the proper score on 0/1 occupancy (MAE there rewards guessing 0 or 1 over a calibrated chance)",
   );
-  const traces = SYNTHETIC_PROFILES.map((profile) => ({ profile, trace: generateTrace(profile) }));
-  for (const { profile, trace } of traces) {
+  const traces = SYNTHETIC_PROFILES.map((profile) => ({ profile, ...generateTraceWithRates(profile) }));
+  for (const { profile, trace, startRates } of traces) {
     const chances = generatorChances(profile, CHANCE_RUNS);
-    reportTrace(trace, chances, `chances from ${CHANCE_RUNS} reseeded draws of the same generator`, library);
+    const note = `chances from ${CHANCE_RUNS} reseeded draws of the same generator`;
+    reportTrace(trace, chances, note, library, { profile, startRates });
   }
   const flights = loadFlightsTrace();
   write(`\n(${flights.note})`);

@@ -57,9 +57,9 @@ export type PolicyResult = {
   vetoedChecks: number;
 };
 
-const TICK_MS = 60_000;
+export const TICK_MS = 60_000;
 /** Time from wake to ready; requests arriving meanwhile wait like a cold start. */
-const WAKE_MS = 30_000;
+export const WAKE_MS = 30_000;
 
 export function gridOf(trace: Trace, signal: Signal = "requests"): GridPoint[] {
   const counts = bucketEvents(
@@ -72,7 +72,8 @@ export function gridOf(trace: Trace, signal: Signal = "requests"): GridPoint[] {
   return counts.map(({ slot, value }) => ({ slot, value: value === null ? null : Math.min(1, value) }));
 }
 
-type SimState = {
+/** A workload as the simulator sees it. */
+export type SimState = {
   paused: boolean;
   awakeSinceMs: number;
   pausedSinceMs: number | null;
@@ -119,7 +120,8 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   return result;
 }
 
-function serveRequest(sim: SimState, result: PolicyResult, atMs: number) {
+/** A request: a cold start when it finds the workload paused (it wakes) or still waking. */
+export function serveRequest(sim: SimState, result: Pick<PolicyResult, "coldStarts">, atMs: number) {
   if (sim.paused) {
     result.coldStarts++;
     sim.paused = false;

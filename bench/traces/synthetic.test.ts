@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { generateTrace, SYNTHETIC_PROFILES, type TraceProfile } from "./synthetic.ts";
+import {
+  generateTrace,
+  generateTraceWithRates,
+  SYNTHETIC_PROFILES,
+  sessionFollowUpHazard,
+  type TraceProfile,
+} from "./synthetic.ts";
 
 const HOUR = 3_600_000;
 const office = SYNTHETIC_PROFILES[0] as TraceProfile;
@@ -42,5 +48,50 @@ describe("synthetic traces", () => {
 
   it("has telemetry gaps", () => {
     expect(trace.telemetryGaps).toHaveLength(short.telemetryGaps);
+  });
+});
+
+describe("the rates a synthetic trace is drawn from", () => {
+  const { trace: drawn, startRates } = generateTraceWithRates(short);
+  const minutesOf = (day: number, fromHour: number, toHour: number) =>
+    startRates.subarray((day * 24 + fromHour) * 60, (day * 24 + toHour) * 60);
+  const sum = (rates: Float64Array) => rates.reduce((a, b) => a + b, 0);
+  const burstsPerMinute = short.burstsPerWeek / (7 * 24 * 60);
+
+  it("come with the very trace generateTrace draws", () => {
+    expect(drawn.requestsMs).toEqual(trace.requestsMs);
+    expect(startRates).toHaveLength(short.days * 24 * 60);
+  });
+
+  it.each([
+    { name: "a working day expects sessions at its busy hours", day: 1, from: 10, to: 11, atLeast: 5 },
+    { name: "the nightly job is one burst within its hour", day: 1, from: 2, to: 3, atLeast: 1 },
+  ])("$name", ({ day, from, to, atLeast }) => {
+    expect(sum(minutesOf(day, from, to))).toBeGreaterThanOrEqual(atLeast);
+  });
+
+  it("expect nothing but unscheduled bursts on a holiday's office hours", () => {
+    for (const rate of minutesOf(2, 9, 17)) expect(rate).toBeCloseTo(burstsPerMinute, 12);
+  });
+
+  it("spread weekend sessions over the waking hours", () => {
+    expect(sum(minutesOf(5, 9, 22))).toBeCloseTo(
+      office.before.weekendSessionsPerDay + 13 * 60 * burstsPerMinute,
+      9,
+    );
+    expect(sum(minutesOf(5, 22, 24))).toBeCloseTo(2 * 60 * burstsPerMinute, 9);
+  });
+});
+
+describe("the chance a session goes on", () => {
+  const hazard = sessionFollowUpHazard(office, 30, 20_000);
+
+  it("is highest just after a request", () => {
+    expect(hazard[0]).toBeGreaterThan(hazard[5] ?? 1);
+    expect(hazard[5]).toBeGreaterThan(hazard[15] ?? 1);
+  });
+
+  it("is nil after twenty minutes of quiet, the longest a session lasts", () => {
+    for (const chance of hazard.subarray(20)) expect(chance).toBe(0);
   });
 });

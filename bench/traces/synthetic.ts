@@ -9,6 +9,12 @@ import type { Trace } from "./trace.ts";
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
+const DAY_MINUTES = 24 * 60;
+/** Weekend sessions are spread over the waking hours, 09:00 to 22:00. */
+const WEEKEND_FROM_HOUR = 9;
+const WEEKEND_HOURS = 13;
+/** A scheduled job starts within this many minutes of its hour. */
+const JOB_START_MINUTES = 3;
 
 /** Working-day pattern; hours are UTC hours of day. */
 export type OfficePattern = {
@@ -52,21 +58,39 @@ export type TraceProfile = {
 };
 
 export function generateTrace(profile: TraceProfile): Trace {
+  return generateTraceWithRates(profile).trace;
+}
+
+/**
+ * Expected starts per minute of whatever opens a burst of requests (a user session, a scheduled job, an
+ * unscheduled burst), from the trace's start, with each day's drawn start of the working day: what the
+ * generator itself knew when it drew the trace.
+ */
+export type StartRates = Float64Array;
+
+/** The trace and the rates it was drawn from; the same trace as `generateTrace`. */
+export function generateTraceWithRates(profile: TraceProfile): { trace: Trace; startRates: StartRates } {
   const random = seededRandom(profile.seed);
   const requests: number[] = [];
+  const rates = new Float64Array(profile.days * DAY_MINUTES);
   for (let day = 0; day < profile.days; day++) {
     const pattern = day < profile.changeAtDay ? profile.before : profile.after;
     const dayStartMs = profile.startMs + day * DAY_MS;
+    const dayRates = rates.subarray(day * DAY_MINUTES, (day + 1) * DAY_MINUTES);
     const weekday = day % 7 < 5;
     const holiday = profile.holidays.includes(day);
-    addScheduledJobs(requests, random, dayStartMs, pattern, weekday && !holiday);
-    if (weekday && !holiday) addOfficeDay(requests, random, dayStartMs, pattern, profile.requestsPerSession);
-    if (!weekday) addSparseSessions(requests, random, dayStartMs, pattern.weekendSessionsPerDay, profile);
+    addScheduledJobs(requests, random, dayStartMs, pattern, weekday && !holiday, dayRates);
+    if (weekday && !holiday) {
+      addOfficeDay(requests, random, dayStartMs, pattern, profile.requestsPerSession, dayRates);
+    }
+    if (!weekday) {
+      addSparseSessions(requests, random, dayStartMs, pattern.weekendSessionsPerDay, profile, dayRates);
+    }
   }
-  addBursts(requests, random, profile);
+  addBursts(requests, random, profile, rates);
   requests.sort((a, b) => a - b);
   const endMs = profile.startMs + profile.days * DAY_MS;
-  return {
+  const trace = {
     name: profile.name,
     description: profile.description,
     startMs: profile.startMs,
@@ -74,6 +98,7 @@ export function generateTrace(profile: TraceProfile): Trace {
     requestsMs: requests.filter((t) => t >= profile.startMs && t < endMs),
     telemetryGaps: gapsFor(random, profile),
   };
+  return { trace, startRates: rates };
 }
 
 /** Session arrival rate (per hour) at `hour` on a working day whose start is shifted by `shiftHours`. */
@@ -95,10 +120,13 @@ function addOfficeDay(
   dayStartMs: number,
   pattern: OfficePattern,
   requestsPerSession: number,
+  rates: StartRates,
 ) {
   const shiftHours = (normal(random) * pattern.startJitterMinutes) / 60;
-  for (let minute = 0; minute < 24 * 60; minute++) {
-    const sessions = poisson(random, officeRate(pattern, minute / 60, shiftHours) / 60);
+  for (let minute = 0; minute < DAY_MINUTES; minute++) {
+    const rate = officeRate(pattern, minute / 60, shiftHours) / 60;
+    rates[minute] = (rates[minute] ?? 0) + rate;
+    const sessions = poisson(random, rate);
     for (let s = 0; s < sessions; s++) {
       addSession(requests, random, dayStartMs + minute * MINUTE_MS, requestsPerSession);
     }
@@ -111,20 +139,50 @@ function addSparseSessions(
   dayStartMs: number,
   sessionsPerDay: number,
   profile: TraceProfile,
+  rates: StartRates,
 ) {
+  const from = WEEKEND_FROM_HOUR * 60;
+  const minutes = WEEKEND_HOURS * 60;
+  for (let m = from; m < from + minutes; m++) rates[m] = (rates[m] ?? 0) + sessionsPerDay / minutes;
   const sessions = poisson(random, sessionsPerDay);
   for (let s = 0; s < sessions; s++) {
-    // Weekend use is spread over the waking hours, 09:00 to 22:00.
-    const atMs = dayStartMs + (9 + random() * 13) * HOUR_MS;
+    const atMs = dayStartMs + (WEEKEND_FROM_HOUR + random() * WEEKEND_HOURS) * HOUR_MS;
     addSession(requests, random, atMs, profile.requestsPerSession);
   }
 }
 
 /** A session: a geometric number of requests spread over up to 20 minutes. */
 function addSession(requests: number[], random: Random, startMs: number, meanRequests: number) {
+  for (const offsetMs of sessionOffsets(random, meanRequests)) requests.push(startMs + offsetMs);
+}
+
+/** A session's requests, as offsets from its start: a geometric number spread over up to 20 minutes. */
+function sessionOffsets(random: Random, meanRequests: number): number[] {
   const count = 1 + Math.floor(Math.log(Math.max(random(), Number.EPSILON)) / Math.log(1 - 1 / meanRequests));
   const spanMs = (1 + random() * 19) * MINUTE_MS;
-  for (let i = 0; i < count; i++) requests.push(startMs + random() * spanMs);
+  return Array.from({ length: count }, () => random() * spanMs);
+}
+
+/**
+ * The generator's own chance, per minute of quiet since a request of a session, that the same session
+ * sends another request within the next minute (index s: after s to s + 1 minutes of quiet), estimated
+ * from `draws` sessions.
+ */
+export function sessionFollowUpHazard(profile: TraceProfile, minutes = 30, draws = 50_000): Float64Array {
+  const random = seededRandom(profile.seed);
+  const atRisk = new Float64Array(minutes);
+  const followed = new Float64Array(minutes);
+  for (let draw = 0; draw < draws; draw++) {
+    const offsets = sessionOffsets(random, profile.requestsPerSession).sort((a, b) => a - b);
+    offsets.forEach((offsetMs, i) => {
+      const gapMinutes = ((offsets[i + 1] ?? Number.POSITIVE_INFINITY) - offsetMs) / MINUTE_MS;
+      for (let s = 0; s < minutes && gapMinutes >= s; s++) {
+        atRisk[s] = (atRisk[s] ?? 0) + 1;
+        if (gapMinutes < s + 1) followed[s] = (followed[s] ?? 0) + 1;
+      }
+    });
+  }
+  return atRisk.map((n, s) => (n > 0 ? (followed[s] ?? 0) / n : 0));
 }
 
 function addScheduledJobs(
@@ -133,16 +191,22 @@ function addScheduledJobs(
   dayStartMs: number,
   pattern: OfficePattern,
   workingDay: boolean,
+  rates: StartRates,
 ) {
   const hours = [...(pattern.nightlyJobHour === null ? [] : [pattern.nightlyJobHour])];
   if (workingDay) hours.push(...pattern.weekdayJobHours);
   for (const hour of hours) {
-    const startMs = dayStartMs + hour * HOUR_MS + random() * 3 * MINUTE_MS;
+    for (let m = hour * 60; m < hour * 60 + JOB_START_MINUTES; m++) {
+      rates[m] = (rates[m] ?? 0) + 1 / JOB_START_MINUTES;
+    }
+    const startMs = dayStartMs + hour * HOUR_MS + random() * JOB_START_MINUTES * MINUTE_MS;
     for (let i = 0; i < 8; i++) requests.push(startMs + random() * 2 * MINUTE_MS);
   }
 }
 
-function addBursts(requests: number[], random: Random, profile: TraceProfile) {
+function addBursts(requests: number[], random: Random, profile: TraceProfile, rates: StartRates) {
+  const perMinute = profile.burstsPerWeek / (7 * DAY_MINUTES);
+  for (let m = 0; m < rates.length; m++) rates[m] = (rates[m] ?? 0) + perMinute;
   const count = poisson(random, (profile.burstsPerWeek * profile.days) / 7);
   for (let b = 0; b < count; b++) {
     const startMs = profile.startMs + random() * profile.days * DAY_MS;
