@@ -9,6 +9,7 @@ import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
 import { boundAgainstBaseline } from "./sim/bound.ts";
 import { generatorChances, timeOfDayChances } from "./sim/chances.ts";
+import { replayDraws } from "./sim/draws.ts";
 import {
   bestWithinAwakeBudget,
   FRONTIER_IDLE_MINUTES,
@@ -45,6 +46,8 @@ const UNTRUSTED_IDLE_MS = 30 * MINUTE_MS;
 const CHANCE_RUNS = 200;
 /** Draws of a synthetic profile the bound on cold starts is averaged over. */
 const BOUND_DRAWS = 20;
+/** Draws of a synthetic profile the policies are replayed over, beside the one shown in full. */
+const POLICY_DRAWS = 8;
 
 const FORECAST: Policy = {
   name: "(c) idle clock 15 min + forecast",
@@ -147,6 +150,7 @@ function reportTrace(
   if (fixed && forecast) write(verdict(fixed, forecast).text);
   write(`(ref: not a policy, it knows the odds ahead: ${chancesNote}; same rule, windows and trust as (c))`);
   if (fixed) reportFrontier(trace, fixed, chances);
+  if (drawn) reportDraws(drawn.profile);
   if (fixed && drawn) reportLimits(trace, fixed, drawn.profile, drawn.startRates);
   write("");
   write(
@@ -190,6 +194,27 @@ function reportFrontier(trace: Trace, fixed: PolicyResult, chances: ChanceOf) {
           String(meets(frontier.reference)),
         ],
       ],
+    ),
+  );
+}
+
+/** (b) and (c) against (a) over several draws of the same generator: how much the verdict owes to one draw. */
+function reportDraws(profile: TraceProfile) {
+  const [fixed, ...others] = POLICIES;
+  if (!fixed) return;
+  const summaries = replayDraws(profile, POLICY_DRAWS, fixed, others.slice(0, 2), forecastConfig());
+  const pct = (change: number) => `${change > 0 ? "+" : ""}${(change * 100).toFixed(0)}%`;
+  write(`\nover ${POLICY_DRAWS} draws of the same generator (this trace and ${POLICY_DRAWS - 1} reseeded):`);
+  write(
+    table(
+      ["policy", "cold starts vs (a)", "per draw", "awake h vs (a)", "draws meeting the target"],
+      summaries.map((s) => [
+        s.policy,
+        pct(s.coldStartChange),
+        `${pct(s.coldStartRange[0])} .. ${pct(s.coldStartRange[1])}`,
+        pct(s.awakeChange),
+        `${s.drawsMeetingTarget} of ${s.draws}`,
+      ]),
     ),
   );
 }

@@ -8,7 +8,7 @@
 // reach of every policy.
 
 import type { ForecastConfig } from "../../forecast/index.ts";
-import { generateTraceWithRates, type StartRates, type TraceProfile } from "../traces/synthetic.ts";
+import { generateTraceWithRates, reseeded, type StartRates, type TraceProfile } from "../traces/synthetic.ts";
 import { type Policy, replayPolicy } from "./replay.ts";
 
 export type ColdStartBound = {
@@ -54,8 +54,7 @@ export function boundAgainstBaseline(
   let awakeHours = 0;
   let minColdStarts = 0;
   for (let draw = 0; draw < draws; draw++) {
-    const seed = draw === 0 ? profile.seed : profile.seed * 100_003 + draw;
-    const { trace, startRates } = generateTraceWithRates({ ...profile, seed });
+    const { trace, startRates } = generateTraceWithRates(reseeded(profile, draw));
     const result = replayPolicy(trace, baseline, config);
     coldStarts += result.coldStarts;
     awakeHours += result.awakeHours;

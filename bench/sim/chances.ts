@@ -2,7 +2,7 @@
 // if its forecast were the true distribution (not the future itself). Never available to a policy.
 
 import { DAY_SLOTS, SLOT_MS, slotOf } from "../../forecast/index.ts";
-import { generateTrace, type TraceProfile } from "../traces/synthetic.ts";
+import { generateTrace, reseeded, type TraceProfile } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
 import type { ChanceOf } from "./replay.ts";
 
@@ -11,7 +11,7 @@ export function generatorChances(profile: TraceProfile, runs: number): ChanceOf 
   const firstSlot = slotOf(profile.startMs);
   const counts = new Float64Array(profile.days * DAY_SLOTS);
   for (let run = 0; run < runs; run++) {
-    const draw = generateTrace({ ...profile, seed: profile.seed * 100_003 + run + 1 });
+    const draw = generateTrace(reseeded(profile, run + 1));
     for (const slot of activeSlots(draw)) {
       const index = slot - firstSlot;
       if (index >= 0 && index < counts.length) counts[index] = (counts[index] ?? 0) + 1;

@@ -68,6 +68,11 @@ export function generateTrace(profile: TraceProfile): Trace {
  */
 export type StartRates = Float64Array;
 
+/** Draw `draw` of a profile: the profile itself first, then reseeded copies (a new trace each). */
+export function reseeded(profile: TraceProfile, draw: number): TraceProfile {
+  return draw === 0 ? profile : { ...profile, seed: profile.seed * 100_003 + draw };
+}
+
 /** The trace and the rates it was drawn from; the same trace as `generateTrace`. */
 export function generateTraceWithRates(profile: TraceProfile): { trace: Trace; startRates: StartRates } {
   const random = seededRandom(profile.seed);
