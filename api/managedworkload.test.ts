@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
   activitySources,
+  awakeBudgets,
   managedWorkloadCrd,
   parseDuration,
   phases,
@@ -57,6 +58,7 @@ describe("the CRD manifest and these types", () => {
   it("agree on phases and activity sources", () => {
     expect(status.phase.enum).toEqual([...phases]);
     expect(status.lastActivity.properties.source.enum).toEqual([...activitySources]);
+    expect(spec.forecast.properties.awakeBudget.enum).toEqual([...awakeBudgets]);
   });
 
   it("agree on defaults", () => {
@@ -66,6 +68,7 @@ describe("the CRD manifest and these types", () => {
       activeWhen: spec.idle.properties.activityQueries.items.properties.activeWhen.default,
       forecastEnabled: spec.forecast.properties.enabled.default,
       prewake: spec.forecast.properties.prewake.default,
+      awakeBudget: spec.forecast.properties.awakeBudget.default,
     }).toEqual(specDefaults);
   });
 

@@ -43,7 +43,15 @@ export const specDefaults = {
   activeWhen: "Above",
   forecastEnabled: true,
   prewake: "10m",
+  awakeBudget: "IdleWindow",
 } as const;
+
+/**
+ * IdleWindow: the forecast keeps a workload awake no longer, over time, than spec.idle.window alone would.
+ * None: a fixed chance threshold, which may spend more awake time for fewer cold starts.
+ */
+export const awakeBudgets = ["IdleWindow", "None"] as const;
+export type AwakeBudget = (typeof awakeBudgets)[number];
 
 export interface TargetRef {
   /** Always `apps/v1` (the default). */
@@ -74,6 +82,7 @@ export interface ForecastSettings {
   prewake?: string;
   /** The idle window while the forecast is trusted (a duration); unset: spec.idle.window always. */
   idleWindow?: string;
+  awakeBudget?: AwakeBudget;
 }
 
 export interface Dependency {

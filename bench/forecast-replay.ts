@@ -54,6 +54,7 @@ const FORECAST: Policy = {
   idleWindowMs: IDLE_MS,
   untrustedIdleWindowMs: UNTRUSTED_IDLE_MS,
   useForecast: true,
+  awakeBudget: true,
 };
 
 const POLICIES: readonly Policy[] = [
@@ -66,10 +67,9 @@ const POLICIES: readonly Policy[] = [
 /** Policy (c) with one thing changed (not part of the verdict). */
 const SENSITIVITY: readonly { label: string; policy?: Partial<Policy>; config?: Partial<ForecastConfig> }[] =
   [
+    { label: "no awake budget (chance fixed at 35%)", policy: { awakeBudget: false } },
     { label: "idle 15 min while learning too", policy: { untrustedIdleWindowMs: IDLE_MS } },
     { label: "idle 10 min", policy: { idleWindowMs: 10 * MINUTE_MS } },
-    { label: "activityProbability 0.25", config: { activityProbability: 0.25 } },
-    { label: "activityProbability 0.45", config: { activityProbability: 0.45 } },
     { label: "pre-wake lead 10 min", config: { prewakeLeadMs: 10 * MINUTE_MS } },
     { label: "engine fed request counts", policy: { signal: "requests" } },
   ];
@@ -148,7 +148,9 @@ function reportTrace(
   );
   const [fixed, , forecast] = results;
   if (fixed && forecast) write(verdict(fixed, forecast).text);
-  write(`(ref: not a policy, it knows the odds ahead: ${chancesNote}; same rule, windows and trust as (c))`);
+  write(
+    `(ref: not a policy, it knows the odds ahead: ${chancesNote}; same rule, windows and trust as (c), chance fixed)`,
+  );
   if (fixed) reportFrontier(trace, fixed, chances);
   if (drawn) reportDraws(drawn.profile);
   if (fixed && drawn) reportLimits(trace, fixed, drawn.profile, drawn.startRates);
@@ -292,12 +294,15 @@ async function main() {
   const d = DEFAULT_FORECAST_CONFIG;
   write(
     `engine fed: whether any request came in each 15-min slot (0/1), as the operator records activity\n` +
-      `forecast defaults: activity expected at a ${d.activityProbability * 100}% chance of any request in a slot, ` +
+      `forecast defaults: activity expected at a ${d.activityProbability * 100}% chance of any request in a slot ` +
+      `to start with, steered by the awake budget within ${d.activityProbabilityBounds.join("..")} ` +
+      `(${d.budgetGain} log-odds per slot of awake time beyond what (a) would spend), ` +
       `pre-wake lead ${d.prewakeLeadMs / MINUTE_MS} min, advice suspended after a silence with < ` +
       `${d.missedLikelihood * 100}% chance, acted on from confidence ${d.activateAt}\n` +
       `policy (c): idle window ${IDLE_MS / MINUTE_MS} min once the forecast is trusted, ` +
       `${UNTRUSTED_IDLE_MS / MINUTE_MS} min (as (a)) while it is learning or in shadow; in a ManagedWorkload: ` +
-      `spec.idle.window ${UNTRUSTED_IDLE_MS / MINUTE_MS}m, spec.forecast.idleWindow ${IDLE_MS / MINUTE_MS}m\n` +
+      `spec.idle.window ${UNTRUSTED_IDLE_MS / MINUTE_MS}m, spec.forecast.idleWindow ${IDLE_MS / MINUTE_MS}m, ` +
+      "spec.forecast.awakeBudget IdleWindow (the default)\n" +
       "accuracy: MASE = MAE / MAE of seasonal-naive (same slot a week before); MSE ratio = the same with " +
       "squared errors, the proper score on 0/1 occupancy (MAE there rewards guessing 0 or 1 over a calibrated chance)",
   );

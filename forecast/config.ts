@@ -68,6 +68,13 @@ export type ForecastConfig = {
    * of about 1.7 cold starts per awake hour.
    */
   activityProbability: number;
+  /** Range the awake budget may steer `activityProbability` within (see `budget.ts`). */
+  activityProbabilityBounds: Bounds;
+  /**
+   * Log-odds the threshold moves per slot of awake time spent beyond (or short of) what the idle window
+   * alone would have spent (see `budget.ts`).
+   */
+  budgetGain: number;
   /** Optional floor on the forecast mean of a slot with activity expected (0: the chance alone decides). */
   activityThreshold: number;
   /** Wake this long before the first slot with activity expected (the wake itself takes time). */
@@ -120,6 +127,8 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   },
   fitMaxEvaluations: 160,
   activityProbability: 0.35,
+  activityProbabilityBounds: [0.1, 0.9],
+  budgetGain: 0.05,
   activityThreshold: 0,
   prewakeLeadMs: 2 * 60 * 1000,
   missedLikelihood: 0.005,

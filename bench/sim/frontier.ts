@@ -74,7 +74,12 @@ export function replayFrontier(
 ): Frontier {
   const run = (setting: Setting, oracle?: ChanceOf) => {
     const config = forecastConfig({ ...base, activityProbability: setting.activityProbability });
-    const variant: Policy = { ...policy, idleWindowMs: setting.idleWindowMinutes * 60_000 };
+    // Each setting is a fixed rule: no awake budget steering its chance.
+    const variant: Policy = {
+      ...policy,
+      idleWindowMs: setting.idleWindowMinutes * 60_000,
+      awakeBudget: false,
+    };
     return pointOf(setting, replayPolicy(trace, oracle ? { ...variant, oracle } : variant, config), baseline);
   };
   return {

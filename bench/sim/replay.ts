@@ -10,11 +10,13 @@ import {
   type ForecastConfig,
   type ForecastEngine,
   type GridPoint,
+  idleWindowAwakeMs,
   isActive,
   observe,
   SLOT_MS,
   slotOf,
   slotStartMs,
+  spendBudget,
 } from "../../forecast/index.ts";
 import type { Trace } from "../traces/trace.ts";
 
@@ -43,6 +45,11 @@ export type Policy = {
   oracle?: ChanceOf;
   /** What the engine is fed; default "occupancy", as the operator does. */
   signal?: Signal;
+  /**
+   * Steer the chance threshold so the workload is awake no longer than the untrusted idle window alone
+   * would keep it (see forecast/budget.ts), as the operator does by default; otherwise it stays fixed.
+   */
+  awakeBudget?: boolean;
 };
 
 export type PolicyResult = {
@@ -104,16 +111,33 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
     vetoedChecks: 0,
   };
   let next = 0;
+  let threshold = config.activityProbability;
+  const baselineWindowMs = policy.untrustedIdleWindowMs ?? policy.idleWindowMs;
   for (let t = trace.startMs; t < trace.endMs; t += TICK_MS) {
     if (policy.useForecast && t % SLOT_MS === 0 && t > trace.startMs) {
       const point = grid[slotOf(t) - 1 - firstSlot];
       if (point) engine = observe(engine, point, config).engine;
     }
     const tickEnd = t + TICK_MS;
+    const activityBefore = sim.lastActivityMs;
     for (; next < trace.requestsMs.length && (trace.requestsMs[next] ?? 0) < tickEnd; next++) {
       serveRequest(sim, result, trace.requestsMs[next] ?? t);
     }
-    reconcile(sim, result, policy, engine, config, tickEnd);
+    if (policy.awakeBudget && !policy.oracle && isActive(engine.phase)) {
+      const spend = {
+        awakeMs: sim.paused ? 0 : TICK_MS,
+        baselineAwakeMs: idleWindowAwakeMs(
+          t,
+          tickEnd,
+          [activityBefore, sim.lastActivityMs],
+          baselineWindowMs,
+        ),
+      };
+      threshold = spendBudget(threshold, spend, config);
+    }
+    const decisionConfig =
+      threshold === config.activityProbability ? config : { ...config, activityProbability: threshold };
+    reconcile(sim, result, policy, engine, decisionConfig, tickEnd);
   }
   if (!sim.paused) sim.awakeMs += trace.endMs - sim.awakeSinceMs;
   result.awakeHours = sim.awakeMs / 3_600_000;

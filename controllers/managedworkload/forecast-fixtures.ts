@@ -8,13 +8,23 @@ import {
   slotOf,
 } from "../../forecast/index.ts";
 
-/** The state after `days` of activity every day from `fromHour` to `toHour` UTC, learned up to `untilMs`. */
-export function dailyPatternState(untilMs: number, days: number, fromHour = 10, toHour = 12): string {
+/**
+ * The state after `days` of activity from `fromHour` to `toHour` UTC, learned up to `untilMs`: every day, or
+ * every other day (a chance of about a half).
+ */
+export function dailyPatternState(
+  untilMs: number,
+  days: number,
+  fromHour = 10,
+  toHour = 12,
+  everyOtherDay = false,
+): string {
   const config = forecastConfig();
   const first = slotOf(untilMs) - days * 96;
   const points = Array.from({ length: days * 96 }, (_, i) => {
     const hourOfDay = new Date((first + i) * SLOT_MS).getUTCHours();
-    return { slot: first + i, value: hourOfDay >= fromHour && hourOfDay < toHour ? 1 : 0 };
+    const onDay = !everyOtherDay || Math.floor(i / 96) % 2 === 0;
+    return { slot: first + i, value: onDay && hourOfDay >= fromHour && hourOfDay < toHour ? 1 : 0 };
   });
   const encoded = encodeEngine(observeAll(createEngine(config), points, config).engine);
   if (!encoded.ok) throw new Error(encoded.error.message);

@@ -218,3 +218,90 @@ describe("the slots learned between two looks", () => {
     expect(closedSlots(open, 100, null)).toEqual([]);
   });
 });
+
+describe("the awake budget in the forecast book", () => {
+  const now = Date.parse("2026-11-23T09:45:00Z");
+  const state = dailyPatternState(now, 21);
+  const window = 30 * 60_000;
+
+  /** Looks every 30 s for `minutes`, the workload in `phase`, its latest activity `activityAgoMs` before each look. */
+  function lookFor(
+    spec: Partial<ManagedWorkload["spec"]>,
+    phase: "Awake" | "Paused",
+    minutes: number,
+    activityAgoMs: number | null,
+    prediction: PredictionStatus = { phase: "x", confidence: 0, state },
+  ) {
+    const book = new ForecastBook();
+    const workload: ManagedWorkload = { ...mw(spec, prediction), status: { phase, prediction } };
+    let last: PredictionStatus | undefined;
+    for (let at = now; at <= now + minutes * 60_000; at += 30_000) {
+      last = book.look(
+        "k",
+        workload,
+        at,
+        window,
+        activityAgoMs === null ? null : at - activityAgoMs,
+      ).prediction;
+    }
+    return last;
+  }
+
+  it.each([
+    {
+      name: "raises the threshold while awake where the idle window alone would not be",
+      phase: "Awake",
+      ago: null,
+      moves: "up",
+    },
+    {
+      name: "lowers it while paused where the idle window alone would be awake",
+      phase: "Paused",
+      ago: 60_000,
+      moves: "down",
+    },
+    {
+      name: "keeps it while awake as the idle window alone would be",
+      phase: "Awake",
+      ago: 60_000,
+      moves: "nowhere",
+    },
+  ] as const)("$name", ({ phase, ago, moves }) => {
+    const threshold = lookFor({}, phase, 60, ago)?.activityThreshold ?? Number.NaN;
+    if (moves === "up") expect(threshold).toBeGreaterThan(0.35);
+    if (moves === "down") expect(threshold).toBeLessThan(0.35);
+    if (moves === "nowhere") expect(threshold).toBe(0.35);
+  });
+
+  it("has no threshold to show, and keeps the fixed chance, when the budget is off", () => {
+    expect(
+      lookFor({ forecast: { awakeBudget: "None" } }, "Awake", 60, null)?.activityThreshold,
+    ).toBeUndefined();
+  });
+
+  it("accounts nothing while the forecast is learning", () => {
+    const learning = lookFor({}, "Awake", 60, null, { phase: "learning", confidence: 0 });
+    expect(learning?.phase).toBe("learning");
+    expect(learning?.activityThreshold).toBe(0.35);
+  });
+
+  it.each([
+    { name: "restores the threshold from status", saved: 0.6, restored: 0.6 },
+    { name: "starts from the default when the saved one is out of bounds", saved: 7, restored: 0.35 },
+    { name: "starts from the default when the saved one is not a number", saved: "high", restored: 0.35 },
+  ])("$name", ({ saved, restored }) => {
+    const prediction = { phase: "x", confidence: 0, state, activityThreshold: saved } as PredictionStatus;
+    const look = new ForecastBook().look("k", mw({}, prediction), now, window, now);
+    expect(look.prediction?.activityThreshold).toBe(restored);
+  });
+
+  it("stops vetoing a pause before traffic the forecast is less sure of than the steered threshold", () => {
+    const halfState = dailyPatternState(now, 21, 10, 12, true);
+    const half = { phase: "x", confidence: 0, state: halfState };
+    const sure = new ForecastBook().look("k", mw({}, half), now, window, now);
+    const steered = { ...half, activityThreshold: 0.9 };
+    const doubtful = new ForecastBook().look("k", mw({}, steered), now, window, now);
+    expect(sure.advice?.vetoPause).toBe(true);
+    expect(doubtful.advice?.vetoPause ?? false).toBe(false);
+  });
+});

@@ -7,10 +7,16 @@
  * The series it learns is one value per 15-minute slot: 1 when the workload was active in the slot, else 0.
  * Slots nobody watched are gaps, not idleness: while this operator was not running, and between two looks
  * at an awake workload (a paused one cannot be active without being woken, and a wake is a look).
+ *
+ * With `spec.forecast.awakeBudget: IdleWindow` (the default) each look also accounts the time since the
+ * last one: how long the workload was awake, and how long spec.idle.window alone would have kept it awake.
+ * The chance at which a slot counts as "activity expected" is steered by the difference (forecast/budget.ts)
+ * while the forecast is trusted, so pre-wakes and vetoes move awake time rather than add to it.
  */
 import { type EventReason, eventReasons } from "../../api/keys.ts";
 import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/managedworkload.ts";
 import {
+  type AwakeSpend,
   clockAdvice,
   createEngine,
   decide,
@@ -21,10 +27,12 @@ import {
   type ForecastEngine,
   forecastConfig,
   type GridPoint,
+  idleWindowAwakeMs,
   isActive,
   observeAll,
   slotOf,
   slotStartMs,
+  spendBudget,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
 import { timeOf } from "./decide.ts";
@@ -38,6 +46,11 @@ export type PredictionStatus = {
   confidence: number;
   nextActivity?: string;
   nextPrewake?: string;
+  /**
+   * The chance of activity in a slot at which it counts as "activity expected" (pre-wake, veto), as the
+   * awake budget steers it; absent without a budget.
+   */
+  activityThreshold?: number;
   /** The engine's serialised state (forecast/codec.ts), at most 8 KiB. */
   state?: string;
   savedAt?: string;
@@ -57,7 +70,14 @@ type Entry = {
   state: string | undefined;
   /** Notices produced as the engine moved on and not yet confirmed sent: returned by every look until then. */
   unsent: ForecastNotice[];
+  /** The chance threshold as the awake budget steers it. */
+  threshold: number;
+  /** When the last look was, and the latest activity it knew: where the next look's accounting starts. */
+  lastLook: { atMs: number; activityMs: number | null } | null;
 };
+
+/** Looks further apart than this (the operator was down) are not accounted: nobody saw what happened. */
+const MAX_ACCOUNTED_MS = hourMs;
 
 /** Bound on notices kept while Events cannot be sent; the oldest go first. */
 const MAX_UNSENT = 20;
@@ -111,6 +131,15 @@ export class ForecastBook {
     }
     this.noteActivity(key, knownActivityMs);
     if (entry.openSlot === nowSlot) entry.openWatched = true;
+    const budgeted = (mw.spec.forecast?.awakeBudget ?? specDefaults.awakeBudget) === "IdleWindow";
+    if (budgeted && isActive(entry.engine.phase)) {
+      entry.threshold = spendBudget(
+        entry.threshold,
+        spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs),
+        config,
+      );
+    }
+    entry.lastLook = { atMs: nowMs, activityMs: knownActivityMs };
     entry.pausedAtLook = mw.status?.phase === "Paused";
     if (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs) {
       const encoded = encodeEngine(entry.engine);
@@ -123,11 +152,13 @@ export class ForecastBook {
     const trustedWindowMs = mw.spec.forecast?.idleWindow ? parseDuration(mw.spec.forecast.idleWindow) : null;
     const windowMs =
       trustedWindowMs !== null && isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
-    const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, config);
+    const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
+    const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
       confidence: Math.round(decision.confidence * 100) / 100,
+      ...(budgeted ? { activityThreshold: Math.round(entry.threshold * 1000) / 1000 } : {}),
       ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
       ...(decision.prewakeAtMs !== null ? { nextPrewake: iso(decision.prewakeAtMs) } : {}),
       ...(entry.state !== undefined ? { state: entry.state } : {}),
@@ -166,8 +197,10 @@ export class ForecastBook {
 
   /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
   #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig): Entry {
-    const saved = (mw.status?.prediction as PredictionStatus | undefined)?.state;
+    const prediction = mw.status?.prediction as PredictionStatus | undefined;
+    const saved = prediction?.state;
     const nowSlot = slotOf(nowMs);
+    const threshold = restoredThreshold(prediction?.activityThreshold, config);
     const fresh = (): Entry => ({
       engine: createEngine(config),
       openSlot: nowSlot,
@@ -177,6 +210,8 @@ export class ForecastBook {
       savedAtMs: null,
       state: undefined,
       unsent: [],
+      threshold: config.activityProbability,
+      lastLook: null,
     });
     const discard = (why: string): Entry => ({
       ...fresh(),
@@ -196,7 +231,7 @@ export class ForecastBook {
     // One slot of clock skew between replicas is tolerated; more means a state from the future.
     if (nextSlot > nowSlot + 1)
       return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, ahead of now`);
-    const savedAtMs = timeOf((mw.status?.prediction as PredictionStatus | undefined)?.savedAt);
+    const savedAtMs = timeOf(prediction?.savedAt);
     return {
       engine,
       // The slots since the state was saved were not watched: learned as gaps at once (a long gap resets
@@ -208,8 +243,38 @@ export class ForecastBook {
       savedAtMs: savedAtMs ?? nowMs,
       state: saved,
       unsent: [],
+      threshold,
+      lastLook: null,
     };
   }
+}
+
+/** A threshold read back from status, if it is a chance within the budget's bounds; else the default. */
+function restoredThreshold(value: unknown, config: ForecastConfig): number {
+  const [low, high] = config.activityProbabilityBounds;
+  return typeof value === "number" && value >= low && value <= high ? value : config.activityProbability;
+}
+
+/**
+ * Awake time since the last look, as the workload spent it and as spec.idle.window alone would have: the
+ * state seen now is taken for the whole stretch (looks come every check interval). Nothing is accounted
+ * for the first look or after a long absence.
+ */
+function spentSince(
+  entry: Pick<Entry, "lastLook">,
+  mw: ManagedWorkload,
+  nowMs: number,
+  idleWindowMs: number,
+  knownActivityMs: number | null,
+): AwakeSpend {
+  const last = entry.lastLook;
+  if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS)
+    return { awakeMs: 0, baselineAwakeMs: 0 };
+  const awake = mw.status?.phase !== "Paused";
+  return {
+    awakeMs: awake ? nowMs - last.atMs : 0,
+    baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, knownActivityMs], idleWindowMs),
+  };
 }
 
 /**

@@ -69,7 +69,7 @@ describe("the ManagedWorkload CRD", () => {
         cpuThreshold: "50m",
         activityQueries: [{ name: "rps", query: "vector(1)", threshold: 0.5, activeWhen: "Above" }],
       },
-      forecast: { enabled: true, prewake: "10m" },
+      forecast: { enabled: true, prewake: "10m", awakeBudget: "IdleWindow" },
       dryRun: false,
       protected: false,
     });
@@ -86,7 +86,7 @@ describe("the ManagedWorkload CRD", () => {
           { name: "queue-age", query: "time() - last_job_seconds", threshold: 600, activeWhen: "Below" },
         ],
       },
-      forecast: { enabled: false, prewake: "0s", idleWindow: "15m" },
+      forecast: { enabled: false, prewake: "0s", idleWindow: "15m", awakeBudget: "None" },
       dryRun: true,
       protected: true,
       dependencies: [
@@ -176,6 +176,12 @@ describe("the ManagedWorkload CRD", () => {
       name: "a trusted-forecast idle window under a minute",
       spec: { targetRef: target, forecast: { idleWindow: "30s" } },
       message: /spec\.forecast\.idleWindow must be at least 1m/,
+    },
+    {
+      name: "an unknown awake budget",
+      spec: { targetRef: target, forecast: { awakeBudget: "Unlimited" } },
+      message:
+        /spec\.forecast\.awakeBudget: Unsupported value: "Unlimited": supported values: "IdleWindow", "None"/,
     },
   ])("refuses $name with a message naming the field and the fix", async ({ spec, message }) => {
     expect(await refusal(create(spec))).toMatch(message);

@@ -140,6 +140,9 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     expect(p.nextActivity).toMatch(/T10:00:00\.000Z$/);
     expect(p.nextPrewake).toMatch(/T09:50:00\.000Z$/);
     expect(p.confidence).toBeGreaterThan(0);
+    // The awake budget (the default) shows the chance the forecast acts from, steered per workload.
+    expect(p.activityThreshold).toBeGreaterThanOrEqual(0.1);
+    expect(p.activityThreshold).toBeLessThanOrEqual(0.9);
   });
 
   it("does not pause an idle workload twenty minutes before its forecast traffic", async () => {
@@ -181,6 +184,7 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     });
     const after = await prediction("veto");
     expect(after?.nextActivity).toBe(before?.nextActivity);
+    expect(after?.activityThreshold).toBeCloseTo(before?.activityThreshold ?? Number.NaN, 2);
     expect((await pausedCondition("veto"))?.reason).toBe("ForecastVeto");
     const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
     expect(events.items.map((e) => e.reason)).not.toContain("ForecastStateDiscarded");
