@@ -7,7 +7,6 @@ import { DEFAULT_FORECAST_CONFIG, type ForecastConfig, forecastConfig } from "..
 import { percentChange, table } from "./format.ts";
 import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
-import { boundAgainstBaseline } from "./sim/bound.ts";
 import { generatorChances, timeOfDayChances } from "./sim/chances.ts";
 import { replayDraws } from "./sim/draws.ts";
 import {
@@ -44,8 +43,6 @@ const IDLE_MS = 15 * MINUTE_MS;
 const UNTRUSTED_IDLE_MS = 30 * MINUTE_MS;
 /** Reseeded draws of a synthetic profile behind its true chances of activity (for the reference row). */
 const CHANCE_RUNS = 200;
-/** Draws of a synthetic profile the bound on cold starts is averaged over. */
-const BOUND_DRAWS = 20;
 /** Draws of a synthetic profile the policies are replayed over, beside the one shown in full. */
 const POLICY_DRAWS = 8;
 
@@ -125,7 +122,7 @@ function reportTrace(
   chances: ChanceOf,
   chancesNote: string,
   library: Forecaster | null,
-  drawn?: { profile: TraceProfile; startRates: Float64Array },
+  drawn?: { profile: TraceProfile; firstRequests: Float64Array },
 ) {
   const config = forecastConfig();
   const days = (trace.endMs - trace.startMs) / 86_400_000;
@@ -153,7 +150,7 @@ function reportTrace(
   );
   if (fixed) reportFrontier(trace, fixed, chances);
   if (drawn) reportDraws(drawn.profile);
-  if (fixed && drawn) reportLimits(trace, fixed, drawn.profile, drawn.startRates);
+  if (fixed && drawn) reportKnownRates(trace, fixed, drawn.profile, drawn.firstRequests);
   write("");
   write(
     table(
@@ -221,29 +218,23 @@ function reportDraws(profile: TraceProfile) {
   );
 }
 
-/** How far any policy could go within the awake hours of (a), from the rates the trace was drawn from. */
-function reportLimits(trace: Trace, fixed: PolicyResult, profile: TraceProfile, startRates: Float64Array) {
-  const known = { startRates, followUp: sessionFollowUpHazard(profile) };
-  const ideal = knownRatesAtBudget(trace, known, fixed.awakeHours);
-  const bound = boundAgainstBaseline(profile, BOUND_DRAWS, POLICIES[0] as Policy, forecastConfig());
-  const change = (value: number, base: number) => `${((value / base - 1) * 100).toFixed(1)}%`;
-  write("\nwithin the awake hours of (a), from the rates this trace was drawn from (no policy knows them):");
+/** How far a policy deciding from chances could go within the awake hours of (a), were its chances true. */
+function reportKnownRates(
+  trace: Trace,
+  fixed: PolicyResult,
+  profile: TraceProfile,
+  firstRequests: Float64Array,
+) {
+  const ideal = knownRatesAtBudget(
+    trace,
+    { firstRequests, followUp: sessionFollowUpHazard(profile) },
+    fixed.awakeHours,
+  );
+  const change = ideal ? `${((ideal.coldStarts / fixed.coldStarts - 1) * 100).toFixed(1)}%` : "n/a";
   write(
-    table(
-      ["reference", "cold starts", "vs (a)"],
-      [
-        [
-          "awake in each minute worth it (known rates and session odds), time-shared to (a)'s awake hours",
-          ideal ? ideal.coldStarts.toFixed(0) : "n/a",
-          ideal ? change(ideal.coldStarts, fixed.coldStarts) : "n/a",
-        ],
-        [
-          `bound: fewest any policy can expect, sessions' own awake time free (mean of ${bound.draws} draws)`,
-          bound.minColdStarts.toFixed(0),
-          change(bound.minColdStarts, bound.baselineColdStarts),
-        ],
-      ],
-    ),
+    "\nref: awake in each minute worth it under the rates this trace was drawn from (its sessions' and jobs' " +
+      "first requests, and the chance a session goes on), priced to the awake hours of (a): " +
+      `${ideal ? ideal.coldStarts.toFixed(0) : "n/a"} cold starts, ${change} vs (a) (no policy knows these rates)`,
   );
 }
 
@@ -307,10 +298,10 @@ async function main() {
       "squared errors, the proper score on 0/1 occupancy (MAE there rewards guessing 0 or 1 over a calibrated chance)",
   );
   const traces = SYNTHETIC_PROFILES.map((profile) => ({ profile, ...generateTraceWithRates(profile) }));
-  for (const { profile, trace, startRates } of traces) {
+  for (const { profile, trace, firstRequests } of traces) {
     const chances = generatorChances(profile, CHANCE_RUNS);
     const note = `chances from ${CHANCE_RUNS} reseeded draws of the same generator`;
-    reportTrace(trace, chances, note, library, { profile, startRates });
+    reportTrace(trace, chances, note, library, { profile, firstRequests });
   }
   const flights = loadFlightsTrace();
   write(`\n(${flights.note})`);

@@ -18,9 +18,9 @@ function traceWith(minutes: number[]): Trace {
 }
 
 function known(rates: Record<number, number>): KnownRates {
-  const startRates = new Float64Array(240);
-  for (const [minute, rate] of Object.entries(rates)) startRates[Number(minute)] = rate;
-  return { startRates, followUp: Float64Array.from([0.5, 0.2]) };
+  const firstRequests = new Float64Array(240);
+  for (const [minute, rate] of Object.entries(rates)) firstRequests[Number(minute)] = rate;
+  return { firstRequests, followUp: Float64Array.from([0.5, 0.2]) };
 }
 
 type Case = {

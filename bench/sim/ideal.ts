@@ -1,16 +1,16 @@
 // A reference no real policy can match: the workload is kept awake exactly when it is worth it under the
-// rates the synthetic trace was drawn from. In each minute the expected new bursts (sessions, jobs) plus
-// the chance that the current session goes on are weighed against a price per awake minute; the price is
-// set so the awake time matches a baseline's. It shows how far any policy that decides from chances can
-// go: the gap between it and the bound (bound.ts) is awake time the sessions themselves need.
+// rates the synthetic trace was drawn from. In each minute the expected first requests of new bursts
+// (sessions, jobs) plus the chance that the current session goes on are weighed against a price per
+// awake minute; the price is set so the awake time matches a baseline's. It shows how far a policy that
+// decides from chances could go if its chances were the true ones.
 
-import type { StartRates } from "../traces/synthetic.ts";
+import type { FirstRequestRates } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
 import { type SimState, serveRequest, TICK_MS, WAKE_MS } from "./replay.ts";
 
 export type KnownRates = {
-  /** Expected new bursts per minute from the trace's start. */
-  startRates: StartRates;
+  /** Expected first requests of new bursts per minute, from the trace's start. */
+  firstRequests: FirstRequestRates;
   /** Chance the session goes on within the next minute, by whole minutes of quiet since its last request. */
   followUp: Float64Array;
 };
@@ -31,7 +31,7 @@ export function replayKnownRates(trace: Trace, known: KnownRates, threshold: num
     awakeMs: 0,
   };
   const result = { coldStarts: 0 };
-  const rateAt = (minute: number) => known.startRates[minute] ?? 0;
+  const rateAt = (minute: number) => known.firstRequests[minute] ?? 0;
   let next = 0;
   for (let minute = 0; trace.startMs + minute * TICK_MS < trace.endMs; minute++) {
     const tickEnd = trace.startMs + (minute + 1) * TICK_MS;

@@ -47,7 +47,8 @@ export type Policy = {
   signal?: Signal;
   /**
    * Steer the chance threshold so the workload is awake no longer than the untrusted idle window alone
-   * would keep it (see forecast/budget.ts), as the operator does by default; otherwise it stays fixed.
+   * would keep it (see forecast/budget.ts), as the operator does by default when the trusted window is the
+   * shorter one; otherwise the chance stays fixed.
    */
   awakeBudget?: boolean;
 };
@@ -113,6 +114,8 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   let next = 0;
   let threshold = config.activityProbability;
   const baselineWindowMs = policy.untrustedIdleWindowMs ?? policy.idleWindowMs;
+  // As in the operator: only a shorter trusted window gives the budget something to spend.
+  const budgeted = !!policy.awakeBudget && !policy.oracle && policy.idleWindowMs < baselineWindowMs;
   for (let t = trace.startMs; t < trace.endMs; t += TICK_MS) {
     if (policy.useForecast && t % SLOT_MS === 0 && t > trace.startMs) {
       const point = grid[slotOf(t) - 1 - firstSlot];
@@ -123,7 +126,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
     for (; next < trace.requestsMs.length && (trace.requestsMs[next] ?? 0) < tickEnd; next++) {
       serveRequest(sim, result, trace.requestsMs[next] ?? t);
     }
-    if (policy.awakeBudget && !policy.oracle && isActive(engine.phase)) {
+    if (budgeted && isActive(engine.phase) && sim.lastActivityMs !== null) {
       const spend = {
         awakeMs: sim.paused ? 0 : TICK_MS,
         baselineAwakeMs: idleWindowAwakeMs(

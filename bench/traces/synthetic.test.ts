@@ -52,20 +52,20 @@ describe("synthetic traces", () => {
 });
 
 describe("the rates a synthetic trace is drawn from", () => {
-  const { trace: drawn, startRates } = generateTraceWithRates(short);
+  const { trace: drawn, firstRequests } = generateTraceWithRates(short);
   const minutesOf = (day: number, fromHour: number, toHour: number) =>
-    startRates.subarray((day * 24 + fromHour) * 60, (day * 24 + toHour) * 60);
+    firstRequests.subarray((day * 24 + fromHour) * 60, (day * 24 + toHour) * 60);
   const sum = (rates: Float64Array) => rates.reduce((a, b) => a + b, 0);
   const burstsPerMinute = short.burstsPerWeek / (7 * 24 * 60);
 
   it("come with the very trace generateTrace draws", () => {
     expect(drawn.requestsMs).toEqual(trace.requestsMs);
-    expect(startRates).toHaveLength(short.days * 24 * 60);
+    expect(firstRequests).toHaveLength(short.days * 24 * 60);
   });
 
   it.each([
     { name: "a working day expects sessions at its busy hours", day: 1, from: 10, to: 11, atLeast: 5 },
-    { name: "the nightly job is one burst within its hour", day: 1, from: 2, to: 3, atLeast: 1 },
+    { name: "the nightly job is one burst within its hour", day: 1, from: 2, to: 3, atLeast: 1 - 1e-9 },
   ])("$name", ({ day, from, to, atLeast }) => {
     expect(sum(minutesOf(day, from, to))).toBeGreaterThanOrEqual(atLeast);
   });
@@ -74,12 +74,18 @@ describe("the rates a synthetic trace is drawn from", () => {
     for (const rate of minutesOf(2, 9, 17)) expect(rate).toBeCloseTo(burstsPerMinute, 12);
   });
 
-  it("spread weekend sessions over the waking hours", () => {
-    expect(sum(minutesOf(5, 9, 22))).toBeCloseTo(
-      office.before.weekendSessionsPerDay + 13 * 60 * burstsPerMinute,
-      9,
-    );
-    expect(sum(minutesOf(5, 22, 24))).toBeCloseTo(2 * 60 * burstsPerMinute, 9);
+  it("spread weekend sessions over the waking hours, their first requests a little later", () => {
+    const wakingHours = office.before.weekendSessionsPerDay + 14 * 60 * burstsPerMinute;
+    expect(sum(minutesOf(5, 9, 23))).toBeCloseTo(wakingHours, 9);
+    // Before 09:00 only the nightly job (every day) and unscheduled bursts.
+    expect(sum(minutesOf(5, 0, 9))).toBeCloseTo(1 + 9 * 60 * burstsPerMinute, 9);
+    expect(sum(minutesOf(5, 22, 23))).toBeGreaterThan(sum(minutesOf(5, 23, 24)));
+  });
+
+  it("send a job's first request within five minutes of its hour", () => {
+    expect(sum(minutesOf(1, 2, 3)) - 60 * burstsPerMinute).toBeCloseTo(1, 9);
+    const afterFiveMinutes = firstRequests.subarray((24 + 2) * 60 + 5, (24 + 3) * 60);
+    expect(sum(afterFiveMinutes)).toBeCloseTo(55 * burstsPerMinute, 9);
   });
 });
 

@@ -62,11 +62,14 @@ export function generateTrace(profile: TraceProfile): Trace {
 }
 
 /**
- * Expected starts per minute of whatever opens a burst of requests (a user session, a scheduled job, an
- * unscheduled burst), from the trace's start, with each day's drawn start of the working day: what the
- * generator itself knew when it drew the trace.
+ * Expected first requests per minute of whatever sends a burst of requests (a user session, a scheduled
+ * job, an unscheduled burst), from the trace's start, with each day's drawn start of the working day: what
+ * the generator itself knew when it drew the trace.
  */
-export type StartRates = Float64Array;
+export type FirstRequestRates = Float64Array;
+
+/** Expected starts per minute (sessions, jobs); spread into first requests by `firstRequestRates`. */
+type StartRates = Float64Array;
 
 /** Draw `draw` of a profile: the profile itself first, then reseeded copies (a new trace each). */
 export function reseeded(profile: TraceProfile, draw: number): TraceProfile {
@@ -74,25 +77,30 @@ export function reseeded(profile: TraceProfile, draw: number): TraceProfile {
 }
 
 /** The trace and the rates it was drawn from; the same trace as `generateTrace`. */
-export function generateTraceWithRates(profile: TraceProfile): { trace: Trace; startRates: StartRates } {
+export function generateTraceWithRates(profile: TraceProfile): {
+  trace: Trace;
+  firstRequests: FirstRequestRates;
+} {
   const random = seededRandom(profile.seed);
   const requests: number[] = [];
-  const rates = new Float64Array(profile.days * DAY_MINUTES);
+  const sessionStarts: StartRates = new Float64Array(profile.days * DAY_MINUTES);
+  const jobStarts: StartRates = new Float64Array(profile.days * DAY_MINUTES);
   for (let day = 0; day < profile.days; day++) {
     const pattern = day < profile.changeAtDay ? profile.before : profile.after;
     const dayStartMs = profile.startMs + day * DAY_MS;
-    const dayRates = rates.subarray(day * DAY_MINUTES, (day + 1) * DAY_MINUTES);
+    const ofDay = (rates: StartRates) => rates.subarray(day * DAY_MINUTES, (day + 1) * DAY_MINUTES);
     const weekday = day % 7 < 5;
     const holiday = profile.holidays.includes(day);
-    addScheduledJobs(requests, random, dayStartMs, pattern, weekday && !holiday, dayRates);
+    addScheduledJobs(requests, random, dayStartMs, pattern, weekday && !holiday, ofDay(jobStarts));
     if (weekday && !holiday) {
-      addOfficeDay(requests, random, dayStartMs, pattern, profile.requestsPerSession, dayRates);
+      addOfficeDay(requests, random, dayStartMs, pattern, profile.requestsPerSession, ofDay(sessionStarts));
     }
     if (!weekday) {
-      addSparseSessions(requests, random, dayStartMs, pattern.weekendSessionsPerDay, profile, dayRates);
+      const sessions = pattern.weekendSessionsPerDay;
+      addSparseSessions(requests, random, dayStartMs, sessions, profile, ofDay(sessionStarts));
     }
   }
-  addBursts(requests, random, profile, rates);
+  const burstRate = addBursts(requests, random, profile);
   requests.sort((a, b) => a - b);
   const endMs = profile.startMs + profile.days * DAY_MS;
   const trace = {
@@ -103,7 +111,43 @@ export function generateTraceWithRates(profile: TraceProfile): { trace: Trace; s
     requestsMs: requests.filter((t) => t >= profile.startMs && t < endMs),
     telemetryGaps: gapsFor(random, profile),
   };
-  return { trace, startRates: rates };
+  const delays = seededRandom(profile.seed + 0x5eed);
+  const sessionDelay = delayPmf(() => Math.min(...sessionOffsets(delays, profile.requestsPerSession)));
+  const jobDelay = delayPmf(() => Math.min(...jobOffsets(delays)));
+  const firstRequests = spread(sessionStarts, sessionDelay);
+  spread(jobStarts, jobDelay).forEach((rate, m) => {
+    firstRequests[m] = (firstRequests[m] ?? 0) + rate + burstRate;
+  });
+  return { trace, firstRequests };
+}
+
+const DELAY_DRAWS = 20_000;
+
+/**
+ * Chance, per whole minute k, that a burst starting at a uniform time within a minute sends its first
+ * request k minutes later, for first-request delays drawn by `delayMs`.
+ */
+function delayPmf(delayMs: () => number): Float64Array {
+  const pmf = new Float64Array(DAY_MINUTES);
+  let longest = 0;
+  for (let draw = 0; draw < DELAY_DRAWS; draw++) {
+    const minute = Math.floor((draw + 0.5) / DELAY_DRAWS + delayMs() / MINUTE_MS);
+    pmf[minute] = (pmf[minute] ?? 0) + 1 / DELAY_DRAWS;
+    longest = Math.max(longest, minute);
+  }
+  return pmf.subarray(0, longest + 1);
+}
+
+/** Starts per minute spread over the minutes their first requests fall in. */
+function spread(starts: StartRates, pmf: Float64Array): Float64Array {
+  const out = new Float64Array(starts.length);
+  starts.forEach((rate, m) => {
+    if (rate === 0) return;
+    pmf.forEach((chance, k) => {
+      if (m + k < out.length) out[m + k] = (out[m + k] ?? 0) + rate * chance;
+    });
+  });
+  return out;
 }
 
 /** Session arrival rate (per hour) at `hour` on a working day whose start is shifted by `shiftHours`. */
@@ -205,18 +249,23 @@ function addScheduledJobs(
       rates[m] = (rates[m] ?? 0) + 1 / JOB_START_MINUTES;
     }
     const startMs = dayStartMs + hour * HOUR_MS + random() * JOB_START_MINUTES * MINUTE_MS;
-    for (let i = 0; i < 8; i++) requests.push(startMs + random() * 2 * MINUTE_MS);
+    for (const offsetMs of jobOffsets(random)) requests.push(startMs + offsetMs);
   }
 }
 
-function addBursts(requests: number[], random: Random, profile: TraceProfile, rates: StartRates) {
-  const perMinute = profile.burstsPerWeek / (7 * DAY_MINUTES);
-  for (let m = 0; m < rates.length; m++) rates[m] = (rates[m] ?? 0) + perMinute;
+/** A scheduled job's requests, as offsets from its start: eight within two minutes. */
+function jobOffsets(random: Random): number[] {
+  return Array.from({ length: 8 }, () => random() * 2 * MINUTE_MS);
+}
+
+/** Adds the unscheduled bursts; returns their rate per minute (they start uniformly over the trace). */
+function addBursts(requests: number[], random: Random, profile: TraceProfile): number {
   const count = poisson(random, (profile.burstsPerWeek * profile.days) / 7);
   for (let b = 0; b < count; b++) {
     const startMs = profile.startMs + random() * profile.days * DAY_MS;
     for (let i = 0; i < 40; i++) requests.push(startMs + random() * 5 * MINUTE_MS);
   }
+  return profile.burstsPerWeek / (7 * DAY_MINUTES);
 }
 
 function gapsFor(random: Random, profile: TraceProfile): Interval[] {

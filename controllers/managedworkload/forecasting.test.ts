@@ -223,11 +223,13 @@ describe("the awake budget in the forecast book", () => {
   const now = Date.parse("2026-11-23T09:45:00Z");
   const state = dailyPatternState(now, 21);
   const window = 30 * 60_000;
+  const budgeted = { forecast: { idleWindow: "15m" } };
+  type Phase = NonNullable<ManagedWorkload["status"]>["phase"];
 
   /** Looks every 30 s for `minutes`, the workload in `phase`, its latest activity `activityAgoMs` before each look. */
   function lookFor(
     spec: Partial<ManagedWorkload["spec"]>,
-    phase: "Awake" | "Paused",
+    phase: Phase,
     minutes: number,
     activityAgoMs: number | null,
     prediction: PredictionStatus = { phase: "x", confidence: 0, state },
@@ -251,7 +253,7 @@ describe("the awake budget in the forecast book", () => {
     {
       name: "raises the threshold while awake where the idle window alone would not be",
       phase: "Awake",
-      ago: null,
+      ago: 2 * hour,
       moves: "up",
     },
     {
@@ -266,21 +268,57 @@ describe("the awake budget in the forecast book", () => {
       ago: 60_000,
       moves: "nowhere",
     },
+    { name: "accounts nothing while no activity is known", phase: "Awake", ago: null, moves: "nowhere" },
+    {
+      name: "accounts nothing in a dry run, which never pauses",
+      phase: "DryRun",
+      ago: 2 * hour,
+      moves: "nowhere",
+    },
+    {
+      name: "accounts nothing for a workload it does not manage",
+      phase: "Unmanaged",
+      ago: 2 * hour,
+      moves: "nowhere",
+    },
   ] as const)("$name", ({ phase, ago, moves }) => {
-    const threshold = lookFor({}, phase, 60, ago)?.activityThreshold ?? Number.NaN;
+    // Two hours and a minute: the threshold shown is refreshed with the hourly save.
+    const threshold = lookFor(budgeted, phase, 121, ago)?.activityThreshold ?? Number.NaN;
     if (moves === "up") expect(threshold).toBeGreaterThan(0.35);
     if (moves === "down") expect(threshold).toBeLessThan(0.35);
     if (moves === "nowhere") expect(threshold).toBe(0.35);
   });
 
-  it("has no threshold to show, and keeps the fixed chance, when the budget is off", () => {
-    expect(
-      lookFor({ forecast: { awakeBudget: "None" } }, "Awake", 60, null)?.activityThreshold,
-    ).toBeUndefined();
+  it("shows the threshold with the hourly save, not at every move", () => {
+    expect(lookFor(budgeted, "Awake", 50, 2 * hour)?.activityThreshold).toBe(0.35);
+    expect(lookFor(budgeted, "Awake", 61, 2 * hour)?.activityThreshold).toBeGreaterThan(0.35);
+  });
+
+  it.each([
+    {
+      name: "when the budget is off",
+      spec: { forecast: { idleWindow: "15m", awakeBudget: "None" as const } },
+    },
+    { name: "without a trusted idle window shorter than the workload's", spec: {} },
+    {
+      name: "with a trusted idle window as long as the workload's",
+      spec: { forecast: { idleWindow: "30m" } },
+    },
+  ])("has no threshold to show, and keeps the fixed chance, $name", ({ spec }) => {
+    expect(lookFor(spec, "Awake", 121, 2 * hour)?.activityThreshold).toBeUndefined();
+    // A threshold left in status from before is not used either: the forecast still vetoes at 35%.
+    const half = {
+      phase: "x",
+      confidence: 0,
+      state: dailyPatternState(now, 21, 10, 12, true),
+      activityThreshold: 0.9,
+    };
+    const at = now + 5 * 60_000; // the 10:00 traffic is within even a 15-minute window
+    expect(new ForecastBook().look("k", mw(spec, half), at, window, at).advice?.vetoPause).toBe(true);
   });
 
   it("accounts nothing while the forecast is learning", () => {
-    const learning = lookFor({}, "Awake", 60, null, { phase: "learning", confidence: 0 });
+    const learning = lookFor(budgeted, "Awake", 121, 2 * hour, { phase: "learning", confidence: 0 });
     expect(learning?.phase).toBe("learning");
     expect(learning?.activityThreshold).toBe(0.35);
   });
@@ -291,16 +329,17 @@ describe("the awake budget in the forecast book", () => {
     { name: "starts from the default when the saved one is not a number", saved: "high", restored: 0.35 },
   ])("$name", ({ saved, restored }) => {
     const prediction = { phase: "x", confidence: 0, state, activityThreshold: saved } as PredictionStatus;
-    const look = new ForecastBook().look("k", mw({}, prediction), now, window, now);
+    const look = new ForecastBook().look("k", mw(budgeted, prediction), now, window, now);
     expect(look.prediction?.activityThreshold).toBe(restored);
   });
 
   it("stops vetoing a pause before traffic the forecast is less sure of than the steered threshold", () => {
-    const halfState = dailyPatternState(now, 21, 10, 12, true);
-    const half = { phase: "x", confidence: 0, state: halfState };
-    const sure = new ForecastBook().look("k", mw({}, half), now, window, now);
-    const steered = { ...half, activityThreshold: 0.9 };
-    const doubtful = new ForecastBook().look("k", mw({}, steered), now, window, now);
+    const half = { phase: "x", confidence: 0, state: dailyPatternState(now, 21, 10, 12, true) };
+    const at = now + 5 * 60_000; // the 10:00 traffic is within the 15-minute window
+    const look = (prediction: PredictionStatus) =>
+      new ForecastBook().look("k", mw(budgeted, prediction), at, window, at);
+    const sure = look(half);
+    const doubtful = look({ ...half, activityThreshold: 0.9 });
     expect(sure.advice?.vetoPause).toBe(true);
     expect(doubtful.advice?.vetoPause ?? false).toBe(false);
   });

@@ -70,8 +70,9 @@ type Entry = {
   state: string | undefined;
   /** Notices produced as the engine moved on and not yet confirmed sent: returned by every look until then. */
   unsent: ForecastNotice[];
-  /** The chance threshold as the awake budget steers it. */
+  /** The chance threshold as the awake budget steers it, and as status last showed it. */
   threshold: number;
+  shownThreshold: number;
   /** When the last look was, and the latest activity it knew: where the next look's accounting starts. */
   lastLook: { atMs: number; activityMs: number | null } | null;
 };
@@ -131,13 +132,12 @@ export class ForecastBook {
     }
     this.noteActivity(key, knownActivityMs);
     if (entry.openSlot === nowSlot) entry.openWatched = true;
-    const budgeted = (mw.spec.forecast?.awakeBudget ?? specDefaults.awakeBudget) === "IdleWindow";
+    // While the forecast is trusted its own idle window applies, to the veto as to the clock.
+    const trustedWindowMs = mw.spec.forecast?.idleWindow ? parseDuration(mw.spec.forecast.idleWindow) : null;
+    const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
     if (budgeted && isActive(entry.engine.phase)) {
-      entry.threshold = spendBudget(
-        entry.threshold,
-        spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs),
-        config,
-      );
+      const spend = spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs);
+      entry.threshold = spendBudget(entry.threshold, spend, config);
     }
     entry.lastLook = { atMs: nowMs, activityMs: knownActivityMs };
     entry.pausedAtLook = mw.status?.phase === "Paused";
@@ -147,9 +147,9 @@ export class ForecastBook {
         entry.state = encoded.value;
         entry.savedAtMs = nowMs;
       }
+      // Shown (and so restored) with the hourly save: a status write per hour, not one per move.
+      entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
-    // While the forecast is trusted its own idle window applies, to the veto as to the clock.
-    const trustedWindowMs = mw.spec.forecast?.idleWindow ? parseDuration(mw.spec.forecast.idleWindow) : null;
     const windowMs =
       trustedWindowMs !== null && isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
@@ -158,7 +158,7 @@ export class ForecastBook {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
       confidence: Math.round(decision.confidence * 100) / 100,
-      ...(budgeted ? { activityThreshold: Math.round(entry.threshold * 1000) / 1000 } : {}),
+      ...(budgeted ? { activityThreshold: entry.shownThreshold } : {}),
       ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
       ...(decision.prewakeAtMs !== null ? { nextPrewake: iso(decision.prewakeAtMs) } : {}),
       ...(entry.state !== undefined ? { state: entry.state } : {}),
@@ -210,7 +210,8 @@ export class ForecastBook {
       savedAtMs: null,
       state: undefined,
       unsent: [],
-      threshold: config.activityProbability,
+      threshold,
+      shownThreshold: threshold,
       lastLook: null,
     });
     const discard = (why: string): Entry => ({
@@ -244,6 +245,7 @@ export class ForecastBook {
       state: saved,
       unsent: [],
       threshold,
+      shownThreshold: threshold,
       lastLook: null,
     };
   }
@@ -256,9 +258,24 @@ function restoredThreshold(value: unknown, config: ForecastConfig): number {
 }
 
 /**
+ * Whether the awake budget steers the threshold: asked for, and with a trusted idle window shorter than
+ * spec.idle.window. Without one the forecast can only add awake time to what the idle window spends, so
+ * there is nothing to move and the fixed chance applies.
+ */
+function hasAwakeBudget(mw: ManagedWorkload, trustedWindowMs: number | null, idleWindowMs: number): boolean {
+  const asked = (mw.spec.forecast?.awakeBudget ?? specDefaults.awakeBudget) === "IdleWindow";
+  return asked && trustedWindowMs !== null && trustedWindowMs < idleWindowMs;
+}
+
+/** Phases where the operator pauses and wakes the workload: the only ones whose awake time is its doing. */
+const ACCOUNTED_PHASES: ReadonlySet<string> = new Set(["Awake", "Pausing", "Paused", "Resuming"]);
+
+/**
  * Awake time since the last look, as the workload spent it and as spec.idle.window alone would have: the
- * state seen now is taken for the whole stretch (looks come every check interval). Nothing is accounted
- * for the first look or after a long absence.
+ * state seen now is taken for the whole stretch (looks come every check interval). Nothing is accounted for
+ * the first look, after a long absence, in a phase where the operator does not scale the workload (dry run,
+ * unmanaged), or while no activity is known (the clock alone would then keep the workload awake too). A
+ * workload woken by hand without activity counts as the forecast's spending until its idle window passes.
  */
 function spentSince(
   entry: Pick<Entry, "lastLook">,
@@ -268,11 +285,11 @@ function spentSince(
   knownActivityMs: number | null,
 ): AwakeSpend {
   const last = entry.lastLook;
-  if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS)
-    return { awakeMs: 0, baselineAwakeMs: 0 };
-  const awake = mw.status?.phase !== "Paused";
+  const none = { awakeMs: 0, baselineAwakeMs: 0 };
+  if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS) return none;
+  if (knownActivityMs === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
   return {
-    awakeMs: awake ? nowMs - last.atMs : 0,
+    awakeMs: mw.status?.phase === "Paused" ? 0 : nowMs - last.atMs,
     baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, knownActivityMs], idleWindowMs),
   };
 }

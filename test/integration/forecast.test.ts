@@ -113,7 +113,11 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
         version,
         plural,
         namespace,
-        body: managedWorkload(namespace, `${name}.deployment`, name, { idle: { window: "30m" } }),
+        body: managedWorkload(namespace, `${name}.deployment`, name, {
+          idle: { window: "30m" },
+          // A shorter trusted idle window gives the awake budget something to spend.
+          ...(name === "prewake" ? { forecast: { idleWindow: "15m" } } : {}),
+        }),
       })) as ManagedWorkload;
       await clients.custom.replaceNamespacedCustomObjectStatus({
         group,
@@ -140,9 +144,15 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     expect(p.nextActivity).toMatch(/T10:00:00\.000Z$/);
     expect(p.nextPrewake).toMatch(/T09:50:00\.000Z$/);
     expect(p.confidence).toBeGreaterThan(0);
-    // The awake budget (the default) shows the chance the forecast acts from, steered per workload.
-    expect(p.activityThreshold).toBeGreaterThanOrEqual(0.1);
-    expect(p.activityThreshold).toBeLessThanOrEqual(0.9);
+    // The awake budget shows the chance the forecast acts from, where a shorter trusted window gives it
+    // something to spend; without one the fixed chance applies and nothing is shown.
+    expect(p.activityThreshold).toBeUndefined();
+    const budgeted = await eventually("the budgeted workload's forecast", async () => {
+      const found = await prediction("prewake");
+      return found?.phase.startsWith("active") ? found : undefined;
+    });
+    expect(budgeted.activityThreshold).toBeGreaterThanOrEqual(0.1);
+    expect(budgeted.activityThreshold).toBeLessThanOrEqual(0.9);
   });
 
   it("does not pause an idle workload twenty minutes before its forecast traffic", async () => {
@@ -175,6 +185,8 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
 
   it("keeps what it learned through an operator restart", async () => {
     const before = await prediction("veto");
+    const thresholdBefore = (await prediction("prewake"))?.activityThreshold;
+    expect(thresholdBefore).toBeTypeOf("number");
     await controller?.stop();
     controller = await startController(clients, clock);
     clock.advance(minute);
@@ -184,7 +196,7 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     });
     const after = await prediction("veto");
     expect(after?.nextActivity).toBe(before?.nextActivity);
-    expect(after?.activityThreshold).toBeCloseTo(before?.activityThreshold ?? Number.NaN, 2);
+    expect((await prediction("prewake"))?.activityThreshold).toBe(thresholdBefore);
     expect((await pausedCondition("veto"))?.reason).toBe("ForecastVeto");
     const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
     expect(events.items.map((e) => e.reason)).not.toContain("ForecastStateDiscarded");
