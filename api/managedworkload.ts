@@ -47,8 +47,9 @@ export const specDefaults = {
 } as const;
 
 /**
- * IdleWindow: the forecast keeps a workload awake no longer, over time, than spec.idle.window alone would.
- * None: a fixed chance threshold, which may spend more awake time for fewer cold starts.
+ * IdleWindow: with a trusted idle window shorter than spec.idle.window (the default), the forecast keeps a
+ * workload awake no longer, over time, than spec.idle.window alone would. None: a fixed chance threshold,
+ * which may spend more awake time for fewer cold starts.
  */
 export const awakeBudgets = ["IdleWindow", "None"] as const;
 export type AwakeBudget = (typeof awakeBudgets)[number];
@@ -80,7 +81,7 @@ export interface ForecastSettings {
   enabled?: boolean;
   /** A duration such as `10m`. */
   prewake?: string;
-  /** The idle window while the forecast is trusted (a duration); unset: spec.idle.window always. */
+  /** The idle window while the forecast is trusted (a duration); unset: half of spec.idle.window. */
   idleWindow?: string;
   awakeBudget?: AwakeBudget;
 }

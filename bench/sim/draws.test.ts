@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "../../forecast/index.ts";
 import { SYNTHETIC_PROFILES, type TraceProfile } from "../traces/synthetic.ts";
-import { replayDraws } from "./draws.ts";
-import type { Policy } from "./replay.ts";
+import { meetsTarget, replayDraws } from "./draws.ts";
+import type { Policy, PolicyResult } from "./replay.ts";
 
 const MIN = 60_000;
 const short: TraceProfile = { ...(SYNTHETIC_PROFILES[0] as TraceProfile), days: 7, changeAtDay: 7 };
@@ -34,5 +34,30 @@ describe("policies over several draws", () => {
     const [low, high] = summary?.coldStartRange ?? [0, 0];
     expect(low).toBeLessThan(high);
     expect(summary?.awakeChange).toBeLessThan(0);
+  });
+});
+
+describe("the target", () => {
+  const result = (coldStarts: number, awakeHours: number): PolicyResult => ({
+    policy: "",
+    requests: 100,
+    coldStarts,
+    awakeHours,
+    pauses: 0,
+    prewakes: 0,
+    vetoedChecks: 0,
+  });
+  const baseline = result(40, 100);
+  it.each([
+    { name: "is met at half the cold starts and the same awake hours", cold: 20, awake: 100, met: true },
+    { name: "is met at fewer cold starts still and fewer awake hours", cold: 5, awake: 90, met: true },
+    { name: "is missed just short of half the cold starts", cold: 21, awake: 100, met: false },
+    { name: "is missed at any more awake hours", cold: 0, awake: 100.01, met: false },
+  ])("$name", ({ cold, awake, met }) => {
+    expect(meetsTarget(result(cold, awake), baseline)).toBe(met);
+  });
+
+  it("is missed against a baseline without cold starts", () => {
+    expect(meetsTarget(result(0, 50), result(0, 100))).toBe(false);
   });
 });

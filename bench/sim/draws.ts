@@ -3,7 +3,13 @@
 
 import type { ForecastConfig } from "../../forecast/index.ts";
 import { generateTrace, reseeded, type TraceProfile } from "../traces/synthetic.ts";
-import { type Policy, replayPolicy } from "./replay.ts";
+import { type Policy, type PolicyResult, replayPolicy } from "./replay.ts";
+
+/** The replay's target: at least 50% fewer cold starts than the baseline, at no more awake hours. */
+export function meetsTarget(result: PolicyResult, baseline: PolicyResult): boolean {
+  const fewer = baseline.coldStarts === 0 ? 0 : 1 - result.coldStarts / baseline.coldStarts;
+  return fewer >= 0.5 && result.awakeHours <= baseline.awakeHours;
+}
 
 export type DrawsSummary = {
   policy: string;
@@ -39,12 +45,7 @@ export function replayDraws(
   return policies.map((policy, i) => {
     const results = runs.map((r) => r.results[i] ?? r.baseline);
     const perDraw = runs.map((r, d) => change(results[d]?.coldStarts ?? 0, r.baseline.coldStarts));
-    const meeting = runs.filter((r, d) => {
-      const result = results[d] ?? r.baseline;
-      return (
-        change(result.coldStarts, r.baseline.coldStarts) <= -0.5 && result.awakeHours <= r.baseline.awakeHours
-      );
-    }).length;
+    const meeting = runs.filter((r, d) => meetsTarget(results[d] ?? r.baseline, r.baseline)).length;
     return {
       policy: policy.name,
       draws,

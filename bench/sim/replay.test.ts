@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig, SLOT_MS, slotOf } from "../../forecast/index.ts";
+import { generateTrace, SYNTHETIC_PROFILES, type TraceProfile } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
 import { gridOf, oracleAdvice, type Policy, replayPolicy } from "./replay.ts";
 import { everyTwoHours } from "./test-traces.ts";
@@ -73,5 +74,29 @@ describe("advice from known chances", () => {
       vetoPause: false,
       prewakeAtMs: null,
     });
+  });
+});
+
+describe("replay with an awake budget", () => {
+  const office = generateTrace({ ...(SYNTHETIC_PROFILES[0] as TraceProfile), days: 21, changeAtDay: 21 });
+  const forecast: Policy = {
+    name: "",
+    idleWindowMs: 15 * MIN,
+    untrustedIdleWindowMs: 30 * MIN,
+    useForecast: true,
+  };
+  const run = (policy: Partial<Policy>) => replayPolicy(office, { ...forecast, ...policy }, config);
+
+  it("changes nothing when the trusted window is not shorter: there is nothing to spend", () => {
+    const equal = { idleWindowMs: 30 * MIN, untrustedIdleWindowMs: 30 * MIN };
+    expect(run({ ...equal, awakeBudget: true })).toEqual(run({ ...equal, awakeBudget: false }));
+  });
+
+  it("keeps the workload awake no longer than the fixed chance does where that overspends", () => {
+    const timeout = replayPolicy(office, { name: "", idleWindowMs: 30 * MIN, useForecast: false }, config);
+    const fixed = run({ awakeBudget: false });
+    const budgeted = run({ awakeBudget: true });
+    expect(fixed.awakeHours).toBeGreaterThan(timeout.awakeHours);
+    expect(budgeted.awakeHours).toBeLessThan(fixed.awakeHours);
   });
 });

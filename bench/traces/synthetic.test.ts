@@ -23,6 +23,12 @@ describe("synthetic traces", () => {
     expect(generateTrace({ ...short, seed: 99 }).requestsMs).not.toEqual(trace.requestsMs);
   });
 
+  it("draws the same trace as when the benchmark's figures were taken", () => {
+    const secondsIn = trace.requestsMs.reduce((sum, t) => sum + (t - trace.startMs), 0) / 1000;
+    expect(trace.requestsMs).toHaveLength(2582);
+    expect(Math.round(secondsIn)).toBe(1_355_576_137);
+  });
+
   it("is sorted and stays within its span", () => {
     const sorted = [...trace.requestsMs].sort((a, b) => a - b);
     expect(trace.requestsMs).toEqual(sorted);

@@ -67,7 +67,7 @@ describe("the forecast book", () => {
   });
 
   it("restores a saved state and, from it, vetoes a pause before the daily traffic", () => {
-    const now = Date.parse("2026-11-23T09:45:00Z");
+    const now = Date.parse("2026-11-23T09:50:00Z");
     const state = dailyPatternState(now, 21);
     const look = new ForecastBook().look("k", mw({}, { phase: "x", confidence: 0, state }), now, 30 * 60_000);
     expect(look.prediction?.phase).toMatch(/^active/);
@@ -77,10 +77,22 @@ describe("the forecast book", () => {
 
   it.each([
     {
-      what: "the workload's own 30-minute window vetoes a pause 15 minutes before traffic",
-      spec: {},
+      what: "a trusted 30-minute window (the workload's own) vetoes a pause 15 minutes before traffic",
+      spec: { forecast: { idleWindow: "30m" } },
       veto: true,
-      window: undefined,
+      window: 30 * 60_000,
+    },
+    {
+      what: "a trusted forecast's window is half the workload's when unset",
+      spec: {},
+      veto: false,
+      window: 15 * 60_000,
+    },
+    {
+      what: "a trusted forecast's window is never longer than the workload's",
+      spec: { forecast: { idleWindow: "2h" } },
+      veto: true,
+      window: 30 * 60_000,
     },
     {
       what: "a trusted forecast's 15-minute window lets it pause then, and hands the window to the clock",
@@ -289,6 +301,14 @@ describe("the awake budget in the forecast book", () => {
     if (moves === "nowhere") expect(threshold).toBe(0.35);
   });
 
+  it("steers by default: the trusted window is then half the workload's", () => {
+    expect(lookFor({}, "Awake", 121, 2 * hour)?.activityThreshold).toBeGreaterThan(0.35);
+  });
+
+  it.each(["Pausing", "Resuming"] as const)("counts %s as awake", (phase) => {
+    expect(lookFor(budgeted, phase, 121, 2 * hour)?.activityThreshold).toBeGreaterThan(0.35);
+  });
+
   it("shows the threshold with the hourly save, not at every move", () => {
     expect(lookFor(budgeted, "Awake", 50, 2 * hour)?.activityThreshold).toBe(0.35);
     expect(lookFor(budgeted, "Awake", 61, 2 * hour)?.activityThreshold).toBeGreaterThan(0.35);
@@ -299,7 +319,10 @@ describe("the awake budget in the forecast book", () => {
       name: "when the budget is off",
       spec: { forecast: { idleWindow: "15m", awakeBudget: "None" as const } },
     },
-    { name: "without a trusted idle window shorter than the workload's", spec: {} },
+    {
+      name: "with a trusted idle window set longer than the workload's",
+      spec: { forecast: { idleWindow: "1h" } },
+    },
     {
       name: "with a trusted idle window as long as the workload's",
       spec: { forecast: { idleWindow: "30m" } },

@@ -8,8 +8,8 @@
  * Slots nobody watched are gaps, not idleness: while this operator was not running, and between two looks
  * at an awake workload (a paused one cannot be active without being woken, and a wake is a look).
  *
- * With `spec.forecast.awakeBudget: IdleWindow` (the default) each look also accounts the time since the
- * last one: how long the workload was awake, and how long spec.idle.window alone would have kept it awake.
+ * With `spec.forecast.awakeBudget: IdleWindow` (the default) and a trusted idle window shorter than
+ * spec.idle.window (by default half of it) each look also accounts the time since the last one: how long the workload was awake, and how long spec.idle.window alone would have kept it awake.
  * The chance at which a slot counts as "activity expected" is steered by the difference (forecast/budget.ts)
  * while the forecast is trusted, so pre-wakes and vetoes move awake time rather than add to it.
  */
@@ -73,6 +73,7 @@ type Entry = {
   /** The chance threshold as the awake budget steers it, and as status last showed it. */
   threshold: number;
   shownThreshold: number;
+  shownAtMs: number | null;
   /** When the last look was, and the latest activity it knew: where the next look's accounting starts. */
   lastLook: { atMs: number; activityMs: number | null } | null;
 };
@@ -133,7 +134,7 @@ export class ForecastBook {
     this.noteActivity(key, knownActivityMs);
     if (entry.openSlot === nowSlot) entry.openWatched = true;
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
-    const trustedWindowMs = mw.spec.forecast?.idleWindow ? parseDuration(mw.spec.forecast.idleWindow) : null;
+    const trustedWindowMs = trustedIdleWindowMs(mw, idleWindowMs);
     const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
     if (budgeted && isActive(entry.engine.phase)) {
       const spend = spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs);
@@ -147,11 +148,14 @@ export class ForecastBook {
         entry.state = encoded.value;
         entry.savedAtMs = nowMs;
       }
-      // Shown (and so restored) with the hourly save: a status write per hour, not one per move.
-      entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
-    const windowMs =
-      trustedWindowMs !== null && isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
+    // Shown (and so restored) hourly, like the state: a status write per hour, not one per move. A restart
+    // goes back to the last one shown, up to an hour of steering.
+    if (entry.shownAtMs === null || nowMs - entry.shownAtMs >= hourMs) {
+      entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
+      entry.shownAtMs = nowMs;
+    }
+    const windowMs = isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
     const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
     const prediction: PredictionStatus = {
@@ -166,7 +170,7 @@ export class ForecastBook {
     };
     const advice = clockAdvice(decision);
     return {
-      advice: advice && trustedWindowMs !== null ? { ...advice, idleWindowMs: trustedWindowMs } : advice,
+      advice: advice ? { ...advice, idleWindowMs: trustedWindowMs } : advice,
       prediction,
       notices: entry.unsent,
     };
@@ -212,6 +216,7 @@ export class ForecastBook {
       unsent: [],
       threshold,
       shownThreshold: threshold,
+      shownAtMs: null,
       lastLook: null,
     });
     const discard = (why: string): Entry => ({
@@ -246,6 +251,7 @@ export class ForecastBook {
       unsent: [],
       threshold,
       shownThreshold: threshold,
+      shownAtMs: savedAtMs ?? nowMs,
       lastLook: null,
     };
   }
@@ -258,13 +264,22 @@ function restoredThreshold(value: unknown, config: ForecastConfig): number {
 }
 
 /**
- * Whether the awake budget steers the threshold: asked for, and with a trusted idle window shorter than
- * spec.idle.window. Without one the forecast can only add awake time to what the idle window spends, so
- * there is nothing to move and the fixed chance applies.
+ * The idle window while the forecast is trusted: spec.forecast.idleWindow, by default half of
+ * spec.idle.window, and never longer than it (a trusted forecast only shortens the wait).
  */
-function hasAwakeBudget(mw: ManagedWorkload, trustedWindowMs: number | null, idleWindowMs: number): boolean {
+function trustedIdleWindowMs(mw: ManagedWorkload, idleWindowMs: number): number {
+  const set = mw.spec.forecast?.idleWindow;
+  return Math.min(idleWindowMs, set ? parseDuration(set) : idleWindowMs / 2);
+}
+
+/**
+ * Whether the awake budget steers the threshold: asked for, and with a trusted idle window shorter than
+ * spec.idle.window (the default). With an equal one the forecast can only add awake time to what the idle
+ * window spends, so there is nothing to move and the fixed chance applies.
+ */
+function hasAwakeBudget(mw: ManagedWorkload, trustedWindowMs: number, idleWindowMs: number): boolean {
   const asked = (mw.spec.forecast?.awakeBudget ?? specDefaults.awakeBudget) === "IdleWindow";
-  return asked && trustedWindowMs !== null && trustedWindowMs < idleWindowMs;
+  return asked && trustedWindowMs < idleWindowMs;
 }
 
 /** Phases where the operator pauses and wakes the workload: the only ones whose awake time is its doing. */

@@ -104,7 +104,8 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
             lastTransitionTime: pausedAt,
           },
         ],
-        prediction: { phase: "learning", confidence: 0, state, savedAt },
+        // A threshold the budget had steered before this operator started.
+        prediction: { phase: "learning", confidence: 0, state, savedAt, activityThreshold: 0.5 },
       },
     };
     for (const name of ["veto", "prewake"]) {
@@ -115,8 +116,9 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
         namespace,
         body: managedWorkload(namespace, `${name}.deployment`, name, {
           idle: { window: "30m" },
-          // A shorter trusted idle window gives the awake budget something to spend.
-          ...(name === "prewake" ? { forecast: { idleWindow: "15m" } } : {}),
+          // veto keeps its 30-minute window while trusted (so no awake budget); prewake has the default,
+          // half of it, which gives the awake budget something to spend.
+          ...(name === "veto" ? { forecast: { idleWindow: "30m" } } : {}),
         }),
       })) as ManagedWorkload;
       await clients.custom.replaceNamespacedCustomObjectStatus({
@@ -144,15 +146,14 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     expect(p.nextActivity).toMatch(/T10:00:00\.000Z$/);
     expect(p.nextPrewake).toMatch(/T09:50:00\.000Z$/);
     expect(p.confidence).toBeGreaterThan(0);
-    // The awake budget shows the chance the forecast acts from, where a shorter trusted window gives it
-    // something to spend; without one the fixed chance applies and nothing is shown.
+    // The awake budget shows the chance the forecast acts from, restored from status, where a shorter
+    // trusted window gives it something to spend; without one the fixed chance applies and nothing is shown.
     expect(p.activityThreshold).toBeUndefined();
     const budgeted = await eventually("the budgeted workload's forecast", async () => {
       const found = await prediction("prewake");
       return found?.phase.startsWith("active") ? found : undefined;
     });
-    expect(budgeted.activityThreshold).toBeGreaterThanOrEqual(0.1);
-    expect(budgeted.activityThreshold).toBeLessThanOrEqual(0.9);
+    expect(budgeted.activityThreshold).toBe(0.5);
   });
 
   it("does not pause an idle workload twenty minutes before its forecast traffic", async () => {
@@ -186,7 +187,7 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
   it("keeps what it learned through an operator restart", async () => {
     const before = await prediction("veto");
     const thresholdBefore = (await prediction("prewake"))?.activityThreshold;
-    expect(thresholdBefore).toBeTypeOf("number");
+    expect(thresholdBefore).toBe(0.5);
     await controller?.stop();
     controller = await startController(clients, clock);
     clock.advance(minute);
