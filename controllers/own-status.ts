@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { httpCode } from "./managedworkload/writes.ts";
+import { httpCode } from "../kube/errors.ts";
 
 /**
  * The status a controller last wrote for each key, and the resourceVersions that predate it: the one it was

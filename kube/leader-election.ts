@@ -1,12 +1,7 @@
-import {
-  ApiException,
-  type CoordinationV1Api,
-  type V1Lease,
-  type V1LeaseSpec,
-  V1MicroTime,
-} from "@kubernetes/client-node";
+import { type CoordinationV1Api, type V1Lease, type V1LeaseSpec, V1MicroTime } from "@kubernetes/client-node";
 import { deadline, untilAborted } from "./abort.ts";
 import { type Clock, sleep, systemClock } from "./clock.ts";
+import { httpCode } from "./errors.ts";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it.
@@ -148,10 +143,6 @@ export class LeadershipLostError extends Error {
   override name = "LeadershipLostError";
 }
 
-function statusCode(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
-}
-
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -241,7 +232,7 @@ export class LeaderElector {
     try {
       lease = await this.#request(client.readNamespacedLease({ name, namespace }));
     } catch (err) {
-      if (statusCode(err) !== 404) return this.#failed("read", err);
+      if (httpCode(err) !== 404) return this.#failed("read", err);
     }
     if (lease) {
       this.#observation = observe(
@@ -278,7 +269,7 @@ export class LeaderElector {
       );
     } catch (err) {
       // 409: someone wrote the lease between our read and write. Whoever it was won; step down at once.
-      if (statusCode(err) === 409) return this.#stepDown("another replica wrote the lease first");
+      if (httpCode(err) === 409) return this.#stepDown("another replica wrote the lease first");
       return this.#failed(decision.action, err);
     }
     this.#written = written;

@@ -32,6 +32,22 @@ describe("the forecast book", () => {
     expect(look).toEqual({ advice: null, prediction: undefined, notices: [] });
   });
 
+  it("sends what it had not yet sent when the spec turns forecasting off, then forgets", () => {
+    const book = new ForecastBook();
+    const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    book.look("k", corrupt, t0, 30 * 60_000);
+    const off = { ...corrupt, spec: { ...corrupt.spec, forecast: { enabled: false } } };
+    const last = book.look("k", off, t0 + 60_000, 30 * 60_000);
+    expect(last.advice).toBeNull();
+    expect(last.prediction).toBeUndefined();
+    expect(last.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
+    book.sent("k", last.notices);
+    expect(book.look("k", off, t0 + 120_000, 30 * 60_000).notices).toEqual([]);
+    // Forgotten: turned on again, it restores from status afresh (and finds the same unreadable state).
+    const again = book.look("k", corrupt, t0 + 180_000, 30 * 60_000);
+    expect(again.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
+  });
+
   it("discards a saved state it cannot read, says so, and learns again", () => {
     const look = new ForecastBook().look(
       "k",

@@ -116,8 +116,10 @@ export class ForecastBook {
     knownActivityMs: number | null = null,
   ): ForecastLook {
     if (mw.spec.forecast?.enabled === false) {
-      this.#entries.delete(key);
-      return { advice: null, prediction: undefined, notices: [] };
+      // Notices not yet sent go out first; the engine is forgotten once they have.
+      const unsent = this.#entries.get(key)?.unsent ?? [];
+      if (unsent.length === 0) this.#entries.delete(key);
+      return { advice: null, prediction: undefined, notices: unsent };
     }
     const config = this.#config(mw);
     const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config);

@@ -13,6 +13,7 @@ import {
   managedWorkloadCrd,
 } from "../../api/managedworkload.ts";
 import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
+import { httpCode } from "../../kube/errors.ts";
 import type { TargetState, Write } from "./observation.ts";
 
 /** Every write the ManagedWorkload reconciler makes; tests wrap it to inject faults between writes. */
@@ -158,9 +159,4 @@ export async function makeWrites(
         break;
     }
   }
-}
-
-export function httpCode(err: unknown): number | undefined {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "number" ? code : undefined;
 }

@@ -11,12 +11,13 @@ import type {
 } from "@kubernetes/client-node";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
+import { httpCode } from "../../kube/errors.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { Caches } from "../caches.ts";
 import { pausedFromOf } from "../managedworkload/decide.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
-import { httpCode, makeWrites } from "../managedworkload/writes.ts";
+import { makeWrites } from "../managedworkload/writes.ts";
 import { decideOptIn, type OptInWorkload } from "./decide.ts";
 
 export interface OptInDeps {

@@ -6,6 +6,7 @@ import {
   rightsizingName,
 } from "../../api/rightsizing.ts";
 import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
+import { httpCode } from "../../kube/errors.ts";
 import type { CoveredWorkload } from "./coverage.ts";
 
 /** Every write the rightsizing controller makes. None of them touches a workload. */
@@ -53,7 +54,7 @@ export function rightsizingWrites(clients: {
       try {
         await custom.deleteNamespacedCustomObject({ ...crd, namespace, name });
       } catch (err) {
-        if ((err as { code?: number }).code !== 404) throw err;
+        if (httpCode(err) !== 404) throw err;
       }
     },
   };
