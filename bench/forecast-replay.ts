@@ -4,7 +4,7 @@
 // for every trace; nothing is tuned per trace.
 
 import { DEFAULT_FORECAST_CONFIG, type ForecastConfig, forecastConfig } from "../forecast/index.ts";
-import { percentChange, table } from "./format.ts";
+import { percentChange, relativeChange, table } from "./format.ts";
 import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
 import { generatorChances, timeOfDayChances } from "./sim/chances.ts";
@@ -233,7 +233,7 @@ function reportKnownRates(
     { firstRequests, followUp: sessionFollowUpHazard(profile) },
     fixed.awakeHours,
   );
-  const change = ideal ? `${((ideal.coldStarts / fixed.coldStarts - 1) * 100).toFixed(1)}%` : "n/a";
+  const change = ideal ? `${(relativeChange(ideal.coldStarts, fixed.coldStarts) * 100).toFixed(1)}%` : "n/a";
   write(
     "\nref: awake in each minute worth it under the rates this trace was drawn from (its sessions' and jobs' " +
       "first requests, and the chance a session goes on), priced to the awake hours of (a): " +

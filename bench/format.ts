@@ -10,6 +10,11 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   return [line(headers), rule, ...rows.map(line)].join("\n");
 }
 
+/** `value` relative to `baseline`: -0.5 is half of it; 0 when the baseline is 0. */
+export function relativeChange(value: number, baseline: number): number {
+  return baseline === 0 ? 0 : value / baseline - 1;
+}
+
 export function percentChange(value: number, baseline: number): string {
   if (baseline === 0) return value === 0 ? "0%" : "n/a";
   const change = ((value - baseline) / baseline) * 100;

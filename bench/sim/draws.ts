@@ -2,13 +2,15 @@
 // one lucky or unlucky trace.
 
 import type { ForecastConfig } from "../../forecast/index.ts";
+import { relativeChange } from "../format.ts";
 import { generateTrace, reseeded, type TraceProfile } from "../traces/synthetic.ts";
 import { type Policy, type PolicyResult, replayPolicy } from "./replay.ts";
 
 /** The replay's target: at least 50% fewer cold starts than the baseline, at no more awake hours. */
 export function meetsTarget(result: PolicyResult, baseline: PolicyResult): boolean {
-  const fewer = baseline.coldStarts === 0 ? 0 : 1 - result.coldStarts / baseline.coldStarts;
-  return fewer >= 0.5 && result.awakeHours <= baseline.awakeHours;
+  return (
+    relativeChange(result.coldStarts, baseline.coldStarts) <= -0.5 && result.awakeHours <= baseline.awakeHours
+  );
 }
 
 export type DrawsSummary = {
@@ -39,18 +41,17 @@ export function replayDraws(
     };
   });
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  const change = (value: number, base: number) => (base === 0 ? 0 : value / base - 1);
   const baseCold = sum(runs.map((r) => r.baseline.coldStarts));
   const baseAwake = sum(runs.map((r) => r.baseline.awakeHours));
   return policies.map((policy, i) => {
     const results = runs.map((r) => r.results[i] ?? r.baseline);
-    const perDraw = runs.map((r, d) => change(results[d]?.coldStarts ?? 0, r.baseline.coldStarts));
+    const perDraw = runs.map((r, d) => relativeChange(results[d]?.coldStarts ?? 0, r.baseline.coldStarts));
     const meeting = runs.filter((r, d) => meetsTarget(results[d] ?? r.baseline, r.baseline)).length;
     return {
       policy: policy.name,
       draws,
-      coldStartChange: change(sum(results.map((r) => r.coldStarts)), baseCold),
-      awakeChange: change(sum(results.map((r) => r.awakeHours)), baseAwake),
+      coldStartChange: relativeChange(sum(results.map((r) => r.coldStarts)), baseCold),
+      awakeChange: relativeChange(sum(results.map((r) => r.awakeHours)), baseAwake),
       coldStartRange: [Math.min(...perDraw), Math.max(...perDraw)],
       drawsMeetingTarget: meeting,
     };

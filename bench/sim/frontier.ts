@@ -5,6 +5,7 @@
 // forecast quality rather than the rule.
 
 import { type ForecastConfig, forecastConfig } from "../../forecast/index.ts";
+import { relativeChange } from "../format.ts";
 import type { Trace } from "../traces/trace.ts";
 import { type ChanceOf, type Policy, type PolicyResult, replayPolicy } from "./replay.ts";
 
@@ -29,11 +30,10 @@ export function settingsGrid(
 }
 
 export function pointOf(setting: Setting, result: PolicyResult, baseline: PolicyResult): FrontierPoint {
-  const change = (value: number, base: number) => (base === 0 ? 0 : value / base - 1);
   return {
     ...setting,
-    coldStartChange: change(result.coldStarts, baseline.coldStarts),
-    awakeChange: change(result.awakeHours, baseline.awakeHours),
+    coldStartChange: relativeChange(result.coldStarts, baseline.coldStarts),
+    awakeChange: relativeChange(result.awakeHours, baseline.awakeHours),
   };
 }
 

@@ -6,7 +6,7 @@
 
 import type { FirstRequestRates } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
-import { type SimState, serveRequest, TICK_MS, WAKE_MS } from "./replay.ts";
+import { awakeHoursUntil, pauseAt, serveRequest, startSim, TICK_MS, wakeAt } from "./replay.ts";
 
 export type KnownRates = {
   /** Expected first requests of new bursts per minute, from the trace's start. */
@@ -22,14 +22,7 @@ const LEAD_MINUTES = 2;
 
 /** Replays `trace` awake in each minute where the expected activity reaches `threshold`. */
 export function replayKnownRates(trace: Trace, known: KnownRates, threshold: number): IdealResult {
-  const sim: SimState = {
-    paused: false,
-    awakeSinceMs: trace.startMs,
-    pausedSinceMs: null,
-    readyAtMs: trace.startMs,
-    lastActivityMs: null,
-    awakeMs: 0,
-  };
+  const sim = startSim(trace.startMs);
   const result = { coldStarts: 0 };
   const rateAt = (minute: number) => known.firstRequests[minute] ?? 0;
   let next = 0;
@@ -45,17 +38,10 @@ export function replayKnownRates(trace: Trace, known: KnownRates, threshold: num
     let worth = rateAt(minute + 1) + (known.followUp[quietMinutes] ?? 0) >= threshold;
     for (let ahead = 2; ahead <= LEAD_MINUTES + 1 && !worth; ahead++)
       worth = rateAt(minute + ahead) >= threshold;
-    if (worth && sim.paused) {
-      sim.paused = false;
-      sim.awakeSinceMs = tickEnd;
-      sim.readyAtMs = tickEnd + WAKE_MS;
-    } else if (!worth && !sim.paused) {
-      sim.awakeMs += tickEnd - sim.awakeSinceMs;
-      sim.paused = true;
-    }
+    if (worth && sim.paused) wakeAt(sim, tickEnd);
+    else if (!worth && !sim.paused) pauseAt(sim, tickEnd);
   }
-  if (!sim.paused) sim.awakeMs += trace.endMs - sim.awakeSinceMs;
-  return { coldStarts: result.coldStarts, awakeHours: sim.awakeMs / 3_600_000 };
+  return { coldStarts: result.coldStarts, awakeHours: awakeHoursUntil(sim, trace.endMs) };
 }
 
 /** Prices per awake minute tried, from nearly free to one burst a minute. */

@@ -94,14 +94,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   const grid = gridOf(trace, policy.signal ?? "occupancy");
   const firstSlot = slotOf(trace.startMs);
   let engine: ForecastEngine = createEngine(config);
-  const sim: SimState = {
-    paused: false,
-    awakeSinceMs: trace.startMs,
-    pausedSinceMs: null,
-    readyAtMs: trace.startMs,
-    lastActivityMs: null,
-    awakeMs: 0,
-  };
+  const sim = startSim(trace.startMs);
   const result: PolicyResult = {
     policy: policy.name,
     requests: trace.requestsMs.length,
@@ -142,18 +135,46 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
       threshold === config.activityProbability ? config : { ...config, activityProbability: threshold };
     reconcile(sim, result, policy, engine, decisionConfig, tickEnd);
   }
-  if (!sim.paused) sim.awakeMs += trace.endMs - sim.awakeSinceMs;
-  result.awakeHours = sim.awakeMs / 3_600_000;
+  result.awakeHours = awakeHoursUntil(sim, trace.endMs);
   return result;
+}
+
+/** A workload awake and ready at `startMs`, with no activity seen yet. */
+export function startSim(startMs: number): SimState {
+  return {
+    paused: false,
+    awakeSinceMs: startMs,
+    pausedSinceMs: null,
+    readyAtMs: startMs,
+    lastActivityMs: null,
+    awakeMs: 0,
+  };
+}
+
+/** Wakes a paused workload at `atMs`; it is ready WAKE_MS later. */
+export function wakeAt(sim: SimState, atMs: number) {
+  sim.paused = false;
+  sim.awakeSinceMs = atMs;
+  sim.readyAtMs = atMs + WAKE_MS;
+}
+
+/** Pauses an awake workload at `atMs`, counting the awake stretch that ends. */
+export function pauseAt(sim: SimState, atMs: number) {
+  sim.awakeMs += atMs - sim.awakeSinceMs;
+  sim.paused = true;
+  sim.pausedSinceMs = atMs;
+}
+
+/** Hours awake up to `endMs`, a stretch still open included. */
+export function awakeHoursUntil(sim: SimState, endMs: number): number {
+  return (sim.awakeMs + (sim.paused ? 0 : endMs - sim.awakeSinceMs)) / 3_600_000;
 }
 
 /** A request: a cold start when it finds the workload paused (it wakes) or still waking. */
 export function serveRequest(sim: SimState, result: Pick<PolicyResult, "coldStarts">, atMs: number) {
   if (sim.paused) {
     result.coldStarts++;
-    sim.paused = false;
-    sim.awakeSinceMs = atMs;
-    sim.readyAtMs = atMs + WAKE_MS;
+    wakeAt(sim, atMs);
   } else if (atMs < sim.readyAtMs) {
     result.coldStarts++;
   }
@@ -183,14 +204,10 @@ function reconcile(
     forecast,
   });
   if (outcome.action === "pause") {
-    sim.awakeMs += nowMs - sim.awakeSinceMs;
-    sim.paused = true;
-    sim.pausedSinceMs = nowMs;
+    pauseAt(sim, nowMs);
     result.pauses++;
   } else if (outcome.action === "wake") {
-    sim.paused = false;
-    sim.awakeSinceMs = nowMs;
-    sim.readyAtMs = nowMs + WAKE_MS;
+    wakeAt(sim, nowMs);
     result.prewakes++;
   } else if (outcome.reason.startsWith("pause vetoed")) {
     result.vetoedChecks++;
