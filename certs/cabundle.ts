@@ -1,6 +1,7 @@
-import { ApiException, type KubernetesObject, type KubernetesObjectApi } from "@kubernetes/client-node";
+import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { fieldManager } from "../api/keys.ts";
 import { serverSideApply } from "../kube/apply.ts";
+import { httpCode } from "../kube/errors.ts";
 
 export type WebhookConfigurationKind = "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration";
 
@@ -66,7 +67,7 @@ export async function reconcileCaBundles(
         metadata: { name: ref.name },
       })) as WebhookConfigurationLike;
     } catch (error) {
-      if (error instanceof ApiException && error.code === 404) {
+      if (httpCode(error) === 404) {
         results.push({ ref, outcome: "missing" });
         continue;
       }

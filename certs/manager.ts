@@ -1,5 +1,6 @@
-import { ApiException, type CoreV1Api, type V1Secret } from "@kubernetes/client-node";
+import type { CoreV1Api, V1Secret } from "@kubernetes/client-node";
 import type { Logger as PinoLogger } from "pino";
+import { httpCode } from "../kube/errors.ts";
 import {
   createCertificateAuthority,
   defaultPkiDeps,
@@ -33,7 +34,7 @@ export function kubeSecretStore(core: CoreV1Api): SecretStore {
       try {
         return await core.readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
       } catch (error) {
-        if (error instanceof ApiException && error.code === 404) return undefined;
+        if (httpCode(error) === 404) return undefined;
         throw error;
       }
     },
@@ -42,7 +43,7 @@ export function kubeSecretStore(core: CoreV1Api): SecretStore {
         await core.createNamespacedSecret({ namespace: secret.metadata?.namespace ?? "", body: secret });
         return "created";
       } catch (error) {
-        if (error instanceof ApiException && error.code === 409) return "exists";
+        if (httpCode(error) === 409) return "exists";
         throw error;
       }
     },
