@@ -66,6 +66,8 @@ export const eventReasons = {
   adopted: "Adopted",
   refused: "Refused",
   scaledOutside: "ScaledOutsideNapwake",
+  /** A sync loop set spec.replicas back while paused; pausing is held off for a while. */
+  pauseUndone: "PauseUndone",
   dryRunPause: "DryRunPause",
   autoscalerFound: "AutoscalerFound",
   /** The forecast engine moved between learning, shadow and its active phases. */

@@ -121,6 +121,8 @@ export interface ManagedWorkloadStatus {
   idleSince?: string;
   autoscaler?: { kind?: AutoscalerKind; name?: string };
   gitOps?: { tool?: GitOpsTool; manager?: string; message?: string };
+  /** Pauses a sync loop set spec.replicas back after, in a row; pausing is held off meanwhile. */
+  pausesUndone?: { count: number; lastAt: string; tool?: GitOpsTool; manager?: string };
   dryRun?: { wouldPauseSince?: string; accountedAt?: string; heldReplicaHours?: number };
   conditions?: Condition[];
   /** Owned by the forecast engine; the schema keeps whatever it writes. */

@@ -617,3 +617,127 @@ describe("decide: the DryRun condition", () => {
     expect(d.status.conditions?.find((c) => c.type === "DryRun")).toBeUndefined();
   });
 });
+
+describe("decide: a sync loop that undoes pauses", () => {
+  const argoOwnsReplicas = {
+    manager: "argocd-controller",
+    operation: "Update",
+    fieldsV1: { "f:spec": { "f:replicas": {} } },
+  };
+  const restoredBy = (replicas: number, managedFields: TargetState["managedFields"]) => ({
+    ...target(replicas, { [annotations.pausedFrom]: "3" }),
+    managedFields,
+  });
+  const undone = (count: number, lastAtMs: number): ManagedWorkloadStatus["pausesUndone"] => ({
+    count,
+    lastAt: iso(lastAtMs),
+    tool: "argocd",
+    manager: "argocd-controller",
+  });
+
+  it.each([
+    { name: "to the count it was paused from", replicas: 3 },
+    { name: "to another count", replicas: 5 },
+  ])("records a pause Argo CD set back $name, with a Warning that says how to stop it", ({ replicas }) => {
+    const d = decide(
+      observe({ mw: mw({}, pausedStatus(t0 - 5 * min)), target: restoredBy(replicas, [argoOwnsReplicas]) }),
+    );
+    expect(d.writes).toEqual([{ kind: "forget-paused-from" }]);
+    expect(d.status.phase).toBe("Awake");
+    expect(d.status.pausesUndone).toEqual(undone(1, t0));
+    expect(d.status.lastActivity).toEqual({ time: iso(t0), source: "scale-up" });
+    expect(d.events).toMatchObject([
+      {
+        type: "Warning",
+        reason: "PauseUndone",
+        note: expect.stringMatching(/holds off pausing for 1 h.*ignoreDifferences/),
+      },
+    ]);
+  });
+
+  it("counts pauses undone in a row", () => {
+    const status = { ...pausedStatus(t0 - 5 * min), pausesUndone: undone(2, t0 - 3 * 60 * min) };
+    const d = decide(observe({ mw: mw({}, status), target: restoredBy(3, [argoOwnsReplicas]) }));
+    expect(d.status.pausesUndone?.count).toBe(3);
+    expect(d.events[0]?.note).toMatch(/3 in a row.*for 4 h/);
+  });
+
+  it.each([
+    {
+      name: "a resume of Napwake's own whose status write was lost (Napwake owns replicas)",
+      status: pausedStatus(t0 - 5 * min),
+      fields: [
+        {
+          manager: "napwake",
+          operation: "Update",
+          subresource: "scale",
+          fieldsV1: { "f:spec": { "f:replicas": {} } },
+        },
+      ],
+      event: "Resumed",
+    },
+    {
+      name: "a pause that never reached its scale (no pausedAt in status)",
+      status: {},
+      fields: [argoOwnsReplicas],
+      event: "Resumed",
+    },
+    {
+      name: "kubectl scale by hand",
+      status: pausedStatus(t0 - 5 * min),
+      fields: [
+        {
+          manager: "kubectl",
+          operation: "Update",
+          subresource: "scale",
+          fieldsV1: { "f:spec": { "f:replicas": {} } },
+        },
+      ],
+      event: "ScaledOutsideNapwake",
+    },
+  ])("does not count $name as an undone pause", ({ status, fields, event }) => {
+    const replicas = event === "Resumed" ? 3 : 5;
+    const d = decide(observe({ mw: mw({}, status), target: restoredBy(replicas, fields) }));
+    expect(d.status.pausesUndone).toBeUndefined();
+    expect(d.events).toMatchObject([{ reason: event }]);
+  });
+
+  it.each([
+    { name: "holds off a due pause within an hour of the first undo", count: 1, agoMin: 59, pauses: false },
+    { name: "pauses again once the hour has passed", count: 1, agoMin: 61, pauses: true },
+    { name: "holds off four hours after the third undo in a row", count: 3, agoMin: 239, pauses: false },
+    {
+      name: "holds off at most a day however many pauses were undone",
+      count: 12,
+      agoMin: 24 * 60 + 1,
+      pauses: true,
+    },
+  ])("$name", ({ count, agoMin, pauses }) => {
+    const status = { ...awakeFor(45), pausesUndone: undone(count, t0 - agoMin * min) };
+    const d = decide(observe({ mw: mw({}, status) }));
+    expect(d.writes.some((w) => w.kind === "scale")).toBe(pauses);
+    if (!pauses) {
+      expect(d.status.conditions?.find((c) => c.type === "Paused")).toMatchObject({
+        status: "False",
+        reason: "PauseUndone",
+        message: expect.stringMatching(/argocd-controller set spec.replicas back/),
+      });
+      expect(d.requeueAfterMs).toBeLessThanOrEqual(30_000);
+    }
+  });
+
+  it("pauses on kubectl napwake pause even while holding off", () => {
+    const status = { ...awakeFor(45), pausesUndone: undone(1, t0 - 10 * min) };
+    const d = decide(
+      observe({ mw: mw({}, status, { annotations: { [annotations.pauseRequested]: iso(t0 - 1_000) } }) }),
+    );
+    expect(d.writes.some((w) => w.kind === "scale")).toBe(true);
+  });
+
+  it("forgets the undone pauses once a pause holds until Napwake resumes the workload", () => {
+    const status = { pausesUndone: undone(2, t0 - 5 * 60 * min) };
+    const d = decide(observe({ mw: mw({}, status), target: target(3, { [annotations.pausedFrom]: "3" }) }));
+    expect(d.events).toMatchObject([{ reason: "Resumed" }]);
+    expect(d.status.pausesUndone).toBeUndefined();
+  });
+});

@@ -30,8 +30,9 @@ import {
 import { parseQuantity } from "../../kube/quantity.ts";
 import { decideClock } from "./activity-clock.ts";
 import { decideScaledObjectHold, type ScaledObject, scaledObjectHeldElsewhere } from "./autoscalers.ts";
-import { replicasOwner } from "./gitops.ts";
+import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
 import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
+import { pauseHeldOff, recordUndo, undoneBy, undoneNote } from "./undone-pauses.ts";
 
 const hourMs = 3_600_000;
 
@@ -148,11 +149,7 @@ function withTargetFacts(
         "None",
         "no HPA or KEDA ScaledObject scales the target",
       );
-  const owner = replicasOwner(
-    { kind: target.kind, name: target.name },
-    target.managedFields,
-    obs.fieldManager,
-  );
+  const owner = replicasOwnerOf(obs, target);
   next = owner
     ? condition(
         obs,
@@ -259,12 +256,16 @@ function awakeAgain(
   status: ManagedWorkloadStatus,
   pausedFrom: number,
 ): Decision {
+  const undoer = undoneBy(replicasOwnerOf(obs, target), status.pausedAt !== undefined);
+  if (undoer) return undoneByGitOps(obs, target, status, undoer);
   const finishedResume = target.replicas === pausedFrom;
   const note = finishedResume
     ? `finished resuming to ${pausedFrom} replicas`
     : `scaled to ${target.replicas} replicas outside Napwake while paused (from ${pausedFrom}); treated as awake`;
   let next = notPaused(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
   if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
+  // A pause that held until Napwake resumed the workload: the sync loop, if any, leaves replicas alone now.
+  if (finishedResume) next = withoutKey(next, "pausesUndone");
   return {
     writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
@@ -276,6 +277,30 @@ function awakeAgain(
         kind: "action",
       },
     ],
+    requeueAfterMs: obs.settings.checkIntervalMs,
+    summary: note,
+  };
+}
+
+/** A sync loop set spec.replicas back while paused: awake, and pausing held off (see undone-pauses.ts). */
+function undoneByGitOps(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  undoer: ReplicasOwner,
+): Decision {
+  const pausesUndone = recordUndo(status.pausesUndone, undoer, obs.nowMs);
+  const note = undoneNote(undoer, pausesUndone, target.replicas);
+  const next = notPaused(
+    obs,
+    { ...status, pausesUndone, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } },
+    "PauseUndone",
+    note,
+  );
+  return {
+    writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
+    status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
+    events: [{ type: "Warning", reason: eventReasons.pauseUndone, note, kind: "action" }],
     requeueAfterMs: obs.settings.checkIntervalMs,
     summary: note,
   };
@@ -394,6 +419,12 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     // A vetoed pause says so where people look: the Paused condition.
     if (clock.byForecast === "veto") next = notPaused(obs, next, "ForecastVeto", clock.reason);
     return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, inDryRun(obs) ? "DryRun" : "Awake");
+  }
+  const heldOff = manual ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
+  if (heldOff) {
+    const awake = notPaused(obs, next, "PauseUndone", heldOff.reason);
+    const requeue = Math.min(obs.settings.checkIntervalMs, Math.max(0, heldOff.untilMs - obs.nowMs));
+    return stayAwake(obs, awake, `not pausing: ${heldOff.reason}`, requeue, "Awake");
   }
   const heldElsewhere = scaledObjectHeldElsewhere(targetScaledObjects(obs));
   if (heldElsewhere) {
@@ -606,6 +637,10 @@ function notPaused(
   message: string,
 ): ManagedWorkloadStatus {
   return condition(obs, status, conditionTypes.paused, "False", reason, message);
+}
+
+function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner | null {
+  return replicasOwner({ kind: target.kind, name: target.name }, target.managedFields, obs.fieldManager);
 }
 
 /** napwake.dev/paused-from as a count; a malformed value counts as absent (the validating webhook refuses it). */

@@ -28,7 +28,7 @@ const mwApi = {
   version: managedWorkloadCrd.version,
   plural: managedWorkloadCrd.plural,
 };
-const names = ["outside-up", "outside-zero", "ignored", "dry", "keda", "hpa"];
+const names = ["outside-up", "argo", "outside-zero", "ignored", "dry", "keda", "hpa"];
 
 /** The seed page's rules for workloads changed outside Napwake, let go, or in dry-run, on the real control plane. */
 describe("the ManagedWorkload lifecycle around outside changes", () => {
@@ -114,6 +114,37 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
         : undefined;
     });
     expect(await eventReasons(ns, "outside-up")).toContain("ScaledOutsideNapwake");
+  });
+
+  it("holds off pausing a workload whose pause a sync loop set back", { timeout: 300_000 }, async () => {
+    await manage(ns, "argo");
+    await pauseIdle(ns, "argo");
+    // What Argo CD's self-heal does: set spec.replicas back through the main resource, as its own manager.
+    await clients.apps.patchNamespacedDeployment({
+      namespace: ns,
+      name: "argo",
+      fieldManager: "argocd-controller",
+      body: [{ op: "replace", path: "/spec/replicas", value: 2 }],
+    });
+    const undone = await eventually("the undone pause is recorded", async () => {
+      const m = await mw(ns, "argo");
+      return m.status?.pausesUndone?.count === 1 && m.status.phase === "Awake" ? m.status : undefined;
+    });
+    expect(undone.pausesUndone?.manager).toBe("argocd-controller");
+    expect(await eventReasons(ns, "argo")).toContain("PauseUndone");
+
+    clock.advance(10 * minute);
+    await eventually("a due pause held off", async () =>
+      (await condition(ns, "argo", "Paused"))?.reason === "PauseUndone" ? true : undefined,
+    );
+    expect(await deployment(ns, "argo")).toEqual({ replicas: 2, pausedFrom: undefined });
+
+    clock.advance(60 * minute);
+    await eventually(
+      "paused again after the hold-off",
+      async () => ((await deployment(ns, "argo")).replicas === 0 ? true : undefined),
+      120_000,
+    );
   });
 
   it("leaves alone an awake workload scaled to zero outside Napwake", { timeout: 240_000 }, async () => {
