@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import {
   type Clients,
@@ -11,6 +10,7 @@ import {
 import {
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   shiftedClock,
   startController,
@@ -18,11 +18,6 @@ import {
 import { httpDeployment } from "./workloads.ts";
 
 const minute = 60_000;
-const mwApi = {
-  group: managedWorkloadCrd.group,
-  version: managedWorkloadCrd.version,
-  plural: managedWorkloadCrd.plural,
-};
 
 /** PromQL activity queries, answered by the harness's Prometheus, keep a workload awake or let it pause. */
 describe("PromQL activity queries", () => {
@@ -50,7 +45,7 @@ describe("PromQL activity queries", () => {
     (await clients.apps.readNamespacedDeployment({ namespace, name: "queue" })).spec?.replicas;
   const setQuery = (query: string) =>
     clients.custom.patchNamespacedCustomObject({
-      ...mwApi,
+      ...managedWorkloadApi,
       namespace,
       name: "queue.deployment",
       body: [{ op: "replace", path: "/spec/idle/activityQueries/0/query", value: query }],
@@ -61,7 +56,7 @@ describe("PromQL activity queries", () => {
   }, async () => {
     // A queue with 5 messages waiting: active above 1.
     await clients.custom.createNamespacedCustomObject({
-      ...mwApi,
+      ...managedWorkloadApi,
       namespace,
       body: managedWorkload(namespace, "queue.deployment", "queue", {
         idle: {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
-import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import type { TargetState } from "../../controllers/managedworkload/observation.ts";
 import type { ClusterWrites } from "../../controllers/managedworkload/writes.ts";
@@ -14,6 +13,7 @@ import {
 import {
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   realWrites,
   shiftedClock,
@@ -91,18 +91,14 @@ describe("killing the operator between any two writes of a pause or a resume", (
   };
   const createMw = (name: string) =>
     clients.custom.createNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       body: managedWorkload(namespace, `${name}.deployment`, name),
     });
   // Each case's controllers see every ManagedWorkload: a finished case removes its own.
   const deleteMw = async (name: string) => {
     await clients.custom.deleteNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       name: `${name}.deployment`,
     });
@@ -174,9 +170,7 @@ describe("killing the operator between any two writes of a pause or a resume", (
     writes.arm(limit);
     const dying = await run(clock, writes);
     await clients.custom.patchNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       name: `${name}.deployment`,
       body: [

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
-import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import { startOperatorProcess, waitForOperatorReady } from "../cluster/napwake-install.ts";
 import type { RunningProcess } from "../cluster/process.ts";
 import {
@@ -14,7 +13,7 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
-import { installManagedWorkloadCrd, managedWorkload } from "./operator-support.ts";
+import { installManagedWorkloadCrd, managedWorkload, managedWorkloadApi } from "./operator-support.ts";
 import { httpDeployment } from "./workloads.ts";
 
 /** Two real operator processes with --leader-elect: only the leader acts, and a standby takes over when it dies. */
@@ -64,9 +63,7 @@ describe("leader failover between operator processes", () => {
     ).spec?.holderIdentity;
   const requestPause = (mw: string) =>
     clients.custom.patchNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       name: mw,
       body: [
@@ -93,9 +90,7 @@ describe("leader failover between operator processes", () => {
         body: httpDeployment({ namespace, name, replicas: 2 }),
       });
       await clients.custom.createNamespacedCustomObject({
-        group: managedWorkloadCrd.group,
-        version: managedWorkloadCrd.version,
-        plural: managedWorkloadCrd.plural,
+        ...managedWorkloadApi,
         namespace,
         body: managedWorkload(namespace, `${name}.deployment`, name),
       });

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { AutoscalingV2Api, EventsV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations, kedaPausedReplicas, labels } from "../../api/keys.ts";
-import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import {
   type Clients,
@@ -15,6 +15,7 @@ import { installCrd } from "./crds.ts";
 import {
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   shiftedClock,
   startController,
@@ -23,11 +24,6 @@ import { httpDeployment } from "./workloads.ts";
 
 const minute = 60_000;
 const keda = { group: "keda.sh", version: "v1alpha1", plural: "scaledobjects" };
-const mwApi = {
-  group: managedWorkloadCrd.group,
-  version: managedWorkloadCrd.version,
-  plural: managedWorkloadCrd.plural,
-};
 const names = ["outside-up", "argo", "outside-zero", "ignored", "dry", "keda", "hpa"];
 
 /** The seed page's rules for workloads changed outside Napwake, let go, or in dry-run, on the real control plane. */
@@ -71,7 +67,7 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
     readManagedWorkload(clients, namespace, `${name}.deployment`);
   const manage = async (namespace: string, name: string, spec: Partial<ManagedWorkload["spec"]> = {}) => {
     await clients.custom.createNamespacedCustomObject({
-      ...mwApi,
+      ...managedWorkloadApi,
       namespace,
       body: managedWorkload(namespace, `${name}.deployment`, name, spec),
     });
@@ -250,7 +246,7 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
     };
     expect(held.metadata.annotations?.[kedaPausedReplicas]).toBe("0");
     await clients.custom.patchNamespacedCustomObject({
-      ...mwApi,
+      ...managedWorkloadApi,
       namespace: ns,
       name: "keda.deployment",
       body: [

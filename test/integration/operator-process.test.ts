@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiException, type V1Deployment } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import { harnessFieldManager } from "../cluster/bootstrap.ts";
 import { network, ports } from "../cluster/layout.ts";
@@ -23,7 +22,7 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
-import { managedWorkload } from "./operator-support.ts";
+import { managedWorkload, managedWorkloadApi } from "./operator-support.ts";
 
 const serviceName = "napwake-webhook";
 
@@ -153,9 +152,7 @@ describe("the operator process serves its admission webhooks", () => {
 
   it("stamps managed-by on a Deployment a ManagedWorkload targets", async () => {
     await clients.custom.createNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace: scoped,
       body: managedWorkload(scoped, "web.deployment", "web"),
     });

@@ -118,15 +118,20 @@ export function managedWorkload(
   };
 }
 
+/** Where ManagedWorkloads are served, for the custom objects client. */
+export const managedWorkloadApi = {
+  group: managedWorkloadCrd.group,
+  version: managedWorkloadCrd.version,
+  plural: managedWorkloadCrd.plural,
+};
+
 export async function readManagedWorkload(
   clients: Clients,
   namespace: string,
   name: string,
 ): Promise<ManagedWorkload> {
   return (await clients.custom.getNamespacedCustomObject({
-    group: managedWorkloadCrd.group,
-    version: managedWorkloadCrd.version,
-    plural: managedWorkloadCrd.plural,
+    ...managedWorkloadApi,
     namespace,
     name,
   })) as ManagedWorkload;

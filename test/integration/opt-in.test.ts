@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations, labels } from "../../api/keys.ts";
-import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import {
   type Clients,
@@ -9,7 +9,12 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
-import { installManagedWorkloadCrd, shiftedClock, startController } from "./operator-support.ts";
+import {
+  installManagedWorkloadCrd,
+  managedWorkloadApi,
+  shiftedClock,
+  startController,
+} from "./operator-support.ts";
 import { httpDeployment } from "./workloads.ts";
 
 const minute = 60_000;
@@ -37,9 +42,7 @@ describe("opting in with the napwake.dev/managed label", () => {
   const mws = async (ns: string) =>
     (
       (await clients.custom.listNamespacedCustomObject({
-        group: managedWorkloadCrd.group,
-        version: managedWorkloadCrd.version,
-        plural: managedWorkloadCrd.plural,
+        ...managedWorkloadApi,
         namespace: ns,
       })) as { items: ManagedWorkload[] }
     ).items
@@ -101,9 +104,7 @@ describe("opting in with the napwake.dev/managed label", () => {
     // Seen awake first: a workload's idle window starts when Napwake first sees it awake.
     await eventually("a ManagedWorkload for the namespace's Deployment, seen awake", async () => {
       const list = (await clients.custom.listNamespacedCustomObject({
-        group: managedWorkloadCrd.group,
-        version: managedWorkloadCrd.version,
-        plural: managedWorkloadCrd.plural,
+        ...managedWorkloadApi,
         namespace: other,
       })) as { items: ManagedWorkload[] };
       return list.items.some((m) => m.metadata.name === "api.deployment" && m.status?.phase === "Awake")

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
-import { managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import type { TargetState } from "../../controllers/managedworkload/observation.ts";
 import { StaleTargetError } from "../../controllers/managedworkload/writes.ts";
@@ -14,6 +13,7 @@ import {
 import {
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   realWrites,
   shiftedClock,
@@ -53,9 +53,7 @@ describe("pause and wake on the real control plane", () => {
       body: httpDeployment({ namespace, name: "web", replicas: 3, cpu: "5m" }),
     });
     await clients.custom.createNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       body: managedWorkload(namespace, "web.deployment", "web"),
     });
@@ -87,9 +85,7 @@ describe("pause and wake on the real control plane", () => {
 
     // kubectl napwake resume: an annotation the next reconcile acts on.
     await clients.custom.patchNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       name: "web.deployment",
       body: [

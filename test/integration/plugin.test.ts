@@ -18,6 +18,7 @@ import { repoRoot } from "./crds.ts";
 import {
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   shiftedClock,
   startController,
@@ -68,9 +69,7 @@ describe("the kubectl plugin on the real control plane", () => {
     }
     // A long idle window: only the plugin's requests pause or resume it during the test.
     await clients.custom.createNamespacedCustomObject({
-      group: managedWorkloadCrd.group,
-      version: managedWorkloadCrd.version,
-      plural: managedWorkloadCrd.plural,
+      ...managedWorkloadApi,
       namespace,
       body: managedWorkload(namespace, "web.deployment", "web", { idle: { window: "24h" } }),
     });
