@@ -734,10 +734,36 @@ describe("decide: a sync loop that undoes pauses", () => {
     expect(d.writes.some((w) => w.kind === "scale")).toBe(true);
   });
 
-  it("forgets the undone pauses once a pause holds until Napwake resumes the workload", () => {
+  it("forgets the undone pauses once a pause holds until Napwake wakes the workload", () => {
+    const status = { ...pausedStatus(t0 - 60 * min), pausesUndone: undone(2, t0 - 5 * 60 * min) };
+    const d = decide(
+      observe({
+        mw: mw({}, status),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+    expect(d.events).toMatchObject([{ reason: "Resumed" }]);
+    expect(d.status.pausesUndone).toBeUndefined();
+  });
+
+  it("keeps the undone pauses when a resume interrupted before status is finished", () => {
     const status = { pausesUndone: undone(2, t0 - 5 * 60 * min) };
     const d = decide(observe({ mw: mw({}, status), target: target(3, { [annotations.pausedFrom]: "3" }) }));
     expect(d.events).toMatchObject([{ reason: "Resumed" }]);
-    expect(d.status.pausesUndone).toBeUndefined();
+    expect(d.status.pausesUndone).toEqual(status.pausesUndone);
+  });
+
+  it("starts the count again when the last undone pause was more than a week ago", () => {
+    const status = { ...pausedStatus(t0 - 5 * min), pausesUndone: undone(4, t0 - 8 * 24 * 60 * min) };
+    const d = decide(observe({ mw: mw({}, status), target: restoredBy(3, [argoOwnsReplicas]) }));
+    expect(d.status.pausesUndone?.count).toBe(1);
+  });
+
+  it("in dry-run, which never scales, holds nothing off and stays in DryRun", () => {
+    const status = { ...awakeFor(45), pausesUndone: undone(1, t0 - 10 * min) };
+    const d = decide(observe({ mw: mw({ dryRun: true }, status) }));
+    expect(d.status.phase).toBe("DryRun");
+    expect(d.writes).toEqual([]);
   });
 });

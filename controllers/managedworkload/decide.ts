@@ -11,7 +11,8 @@
  *
  *   paused-from=N, replicas 0   paused: stays paused or is resumed to N
  *   paused-from=N, replicas > 0 awake (a resume that finished its scale, a pause that did not reach its
- *                               scale, or a scale-up outside Napwake): forget paused-from
+ *                               scale, or a scale-up outside Napwake): forget paused-from; a sync loop's
+ *                               scale-up holds further pauses off (see undone-pauses.ts)
  *   no paused-from, replicas 0  scaled to zero outside Napwake: left alone
  *
  * A pause that died before its scale is abandoned (the workload stays up and is paused at a later check);
@@ -264,8 +265,6 @@ function awakeAgain(
     : `scaled to ${target.replicas} replicas outside Napwake while paused (from ${pausedFrom}); treated as awake`;
   let next = notPaused(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
   if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
-  // A pause that held until Napwake resumed the workload: the sync loop, if any, leaves replicas alone now.
-  if (finishedResume) next = withoutKey(next, "pausesUndone");
   return {
     writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
@@ -338,10 +337,11 @@ function whilePaused(
       });
   if (wake.action === "wake") {
     const note = `resumed to ${pausedFrom} replicas: ${wake.reason}`;
+    // The pause held until Napwake woke the workload: no sync loop undid it, so none is held off any longer.
     const next = notPaused(
       obs,
       {
-        ...status,
+        ...withoutKey(status, "pausesUndone"),
         ...(activity ? { lastActivity: { time: iso(activity.ms), source: activity.source } } : {}),
       },
       wake.byForecast === "prewake" ? "PreWake" : "Resumed",
@@ -420,7 +420,8 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     if (clock.byForecast === "veto") next = notPaused(obs, next, "ForecastVeto", clock.reason);
     return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, inDryRun(obs) ? "DryRun" : "Awake");
   }
-  const heldOff = manual ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
+  // Dry-run never scales, so nothing can be undone there.
+  const heldOff = manual || inDryRun(obs) ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
   if (heldOff) {
     const awake = notPaused(obs, next, "PauseUndone", heldOff.reason);
     const requeue = Math.min(obs.settings.checkIntervalMs, Math.max(0, heldOff.untilMs - obs.nowMs));

@@ -45,6 +45,13 @@ describe("undone pauses", () => {
     expect(pauseHeldOff(undone, Date.parse("2026-03-02T10:30:00Z"))).toBeNull();
   });
 
+  it("names the tool when the record lacks the manager", () => {
+    const undone = { count: 1, lastAt: "2026-03-02T10:00:00Z", tool: "flux" as const };
+    expect(pauseHeldOff(undone, Date.parse("2026-03-02T10:30:00Z"))?.reason).toMatch(
+      /^flux set spec.replicas back/,
+    );
+  });
+
   it("says who set replicas back and until when it holds off", () => {
     const undone = { count: 2, lastAt: "2026-03-02T10:00:00Z", manager: "argocd-controller" };
     expect(pauseHeldOff(undone, Date.parse("2026-03-02T11:00:00Z"))).toEqual({

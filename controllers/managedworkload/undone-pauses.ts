@@ -2,8 +2,8 @@
  * Pauses a sync loop undoes. Argo CD with self-heal, or Flux, sets spec.replicas back to the value in Git
  * shortly after a pause; pausing again after every idle window would restart the pods over and over and save
  * nothing. So an undone pause is recorded, and Napwake holds off pausing for an hour, doubling with each
- * pause undone in a row, up to a day. A pause that holds until Napwake resumes the workload itself clears the
- * record. Pure.
+ * pause undone in a row, up to a day. A pause that holds until Napwake wakes the workload clears the record,
+ * and one undone more than a week after the last starts the count again. Pure.
  *
  * Who undid it comes from managedFields: Napwake's scale to zero takes `spec.replicas` over, so a sync loop
  * that owns it again while the pause is recorded has set it since.
@@ -18,6 +18,8 @@ const syncLoops: readonly GitOpsTool[] = ["argocd", "flux", "other"];
 
 export const FIRST_HOLD_OFF_MS = 3_600_000;
 export const MAX_HOLD_OFF_MS = 24 * 3_600_000;
+/** An undone pause this long after the last one starts the count again. */
+export const RECORD_EXPIRES_MS = 7 * 24 * 3_600_000;
 
 /** The sync loop that set spec.replicas back while a pause was recorded, or null. */
 export function undoneBy(owner: ReplicasOwner | null, pauseRecorded: boolean): ReplicasOwner | null {
@@ -30,8 +32,10 @@ export function recordUndo(
   owner: ReplicasOwner,
   nowMs: number,
 ): PausesUndone {
+  const lastMs = Date.parse(previous?.lastAt ?? "");
+  const inARow = Number.isFinite(lastMs) && nowMs - lastMs < RECORD_EXPIRES_MS;
   return {
-    count: (previous?.count ?? 0) + 1,
+    count: (inARow ? (previous?.count ?? 0) : 0) + 1,
     lastAt: new Date(nowMs).toISOString(),
     tool: owner.tool,
     manager: owner.manager,
@@ -61,7 +65,7 @@ export function pauseHeldOff(
   return {
     untilMs,
     reason:
-      `${undone.manager} set spec.replicas back after ${times}; not pausing until ` +
+      `${undone.manager ?? undone.tool ?? "a sync loop"} set spec.replicas back after ${times}; not pausing until ` +
       `${new Date(untilMs).toISOString()} (see the GitOpsReplicas condition for the setting that stops it)`,
   };
 }

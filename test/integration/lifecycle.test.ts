@@ -45,6 +45,8 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
       await clients.apps.createNamespacedDeployment({
         namespace: ns,
         body: httpDeployment({ namespace: ns, name, replicas: 2, cpu: "5m" }),
+        // As if Argo CD had created it: its manager owns spec.replicas from the start.
+        ...(name === "argo" ? { fieldManager: "argocd-controller" } : {}),
       });
     }
     await clients.apps.createNamespacedDeployment({
@@ -115,6 +117,12 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
   it("holds off pausing a workload whose pause a sync loop set back", { timeout: 300_000 }, async () => {
     await manage(ns, "argo");
     await pauseIdle(ns, "argo");
+    // Napwake's scale to zero took spec.replicas over: that is how a later owner is known to have set it since.
+    const fields = (await clients.apps.readNamespacedDeployment({ namespace: ns, name: "argo" })).metadata
+      ?.managedFields;
+    const ownsReplicas = (manager: string) =>
+      fields?.some((f) => f.manager === manager && JSON.stringify(f.fieldsV1 ?? {}).includes('"f:replicas"'));
+    expect(ownsReplicas("argocd-controller")).toBe(false);
     // What Argo CD's self-heal does: set spec.replicas back through the main resource, as its own manager.
     await clients.apps.patchNamespacedDeployment({
       namespace: ns,
@@ -141,6 +149,24 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
       async () => ((await deployment(ns, "argo")).replicas === 0 ? true : undefined),
       120_000,
     );
+    await clients.custom.patchNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace: ns,
+      name: "argo.deployment",
+      body: [
+        {
+          op: "add",
+          path: "/metadata/annotations",
+          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
+        },
+      ],
+    });
+    await eventually("woken by Napwake, the record cleared", async () => {
+      const [d, m] = [await deployment(ns, "argo"), await mw(ns, "argo")];
+      return d.replicas === 2 && m.status?.phase === "Awake" && m.status.pausesUndone === undefined
+        ? true
+        : undefined;
+    });
   });
 
   it("leaves alone an awake workload scaled to zero outside Napwake", { timeout: 240_000 }, async () => {
