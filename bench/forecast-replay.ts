@@ -27,6 +27,7 @@ import {
   type Signal,
 } from "./sim/replay.ts";
 import { measureSpeed } from "./sim/speed.ts";
+import { compareWeeks, unsettledWeeks } from "./sim/weeks.ts";
 import { loadFlightsTrace } from "./traces/load-flights.ts";
 import {
   generateTraceWithRates,
@@ -148,6 +149,7 @@ function reportTrace(
   );
   const [fixed, , forecast] = results;
   if (fixed && forecast) write(verdict(fixed, forecast).text);
+  if (fixed && forecast) reportWeeks(fixed, forecast, drawn?.profile.changeAtDay ?? null);
   write(
     `(ref: not a policy, it knows the odds ahead: ${chancesNote}; same rule, windows and trust as (c), chance fixed)`,
   );
@@ -160,6 +162,18 @@ function reportTrace(
       ["forecaster, series", "horizon x origins", "MASE", "MSE ratio", "MAE", "MAE snaive", "slots"],
       (["occupancy", "requests"] as const).flatMap((signal) => accuracyRows(signal, trace, library)),
     ),
+  );
+}
+
+/** Cold starts of (a) and (c) week by week, and over the weeks where (c) had neither to learn nor to follow a change. */
+function reportWeeks(fixed: PolicyResult, forecast: PolicyResult, changeAtDay: number | null) {
+  const excluded = unsettledWeeks(changeAtDay);
+  const { steady } = compareWeeks(fixed.coldStartsByWeek, forecast.coldStartsByWeek, excluded);
+  const weeks = (r: PolicyResult) => r.coldStartsByWeek.join(" ");
+  write(
+    `cold starts per week, (a): ${weeks(fixed)}; (c): ${weeks(forecast)}. Leaving out week ` +
+      `${excluded.map((w) => w + 1).join(" and ")} (learning${excluded.length > 1 ? ", the change of pattern" : ""}): ` +
+      `${steady.policy} against ${steady.baseline}, ${percentChange(steady.policy, steady.baseline)} (not the target's measure)`,
   );
 }
 

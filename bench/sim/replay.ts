@@ -58,6 +58,8 @@ export type PolicyResult = {
   requests: number;
   /** Requests that found the workload paused or still waking. */
   coldStarts: number;
+  /** The same, per week from the trace's start. */
+  coldStartsByWeek: number[];
   awakeHours: number;
   pauses: number;
   prewakes: number;
@@ -99,6 +101,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
     policy: policy.name,
     requests: trace.requestsMs.length,
     coldStarts: 0,
+    coldStartsByWeek: [],
     awakeHours: 0,
     pauses: 0,
     prewakes: 0,
@@ -117,7 +120,10 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
     const tickEnd = t + TICK_MS;
     const activityBefore = sim.lastActivityMs;
     for (; next < trace.requestsMs.length && (trace.requestsMs[next] ?? 0) < tickEnd; next++) {
-      serveRequest(sim, result, trace.requestsMs[next] ?? t);
+      const atMs = trace.requestsMs[next] ?? t;
+      const before = result.coldStarts;
+      serveRequest(sim, result, atMs);
+      if (result.coldStarts > before) countInWeek(result.coldStartsByWeek, atMs - trace.startMs);
     }
     if (budgeted && isActive(engine.phase) && sim.lastActivityMs !== null) {
       const spend = {
@@ -137,6 +143,14 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   }
   result.awakeHours = awakeHoursUntil(sim, trace.endMs);
   return result;
+}
+
+const WEEK_MS = 7 * 24 * 3_600_000;
+
+function countInWeek(byWeek: number[], sinceStartMs: number) {
+  const week = Math.floor(sinceStartMs / WEEK_MS);
+  for (let w = byWeek.length; w <= week; w++) byWeek.push(0);
+  byWeek[week] = (byWeek[week] ?? 0) + 1;
 }
 
 /** A workload awake and ready at `startMs`, with no activity seen yet. */
