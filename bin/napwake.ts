@@ -4,6 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   AppsV1Api,
   AuthenticationV1Api,
@@ -70,6 +71,8 @@ const usage = `usage: napwake operator [flags]
   --rightsizing-memory-mode MODE  cluster default for memory
   --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters)
   --rightsizing-config FILE       metric and label names, lookback, step and recommender parameters (YAML)
+  --shutdown-delay DURATION       on SIGTERM, keep serving webhooks this long after /readyz turns unready, so
+                                  the API server stops sending admission calls here first (default 5s)
 `;
 
 async function readConfigFile(file: string): Promise<string> {
@@ -159,6 +162,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     log.info({}, "leading: starting controllers");
     try {
       await whileLeading(signal, startControllers);
+    } catch (err) {
+      // A replica that cannot run the controllers must not stay up looking healthy: exit, so the failure shows
+      // as a restart and another replica leads meanwhile.
+      log.error({ err }, "the controllers could not start; exiting");
+      void shutdown("controllers failed", 1);
     } finally {
       log.info({}, "stopped leading: controllers stopped");
     }
@@ -234,6 +242,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
 
   const stopController = new AbortController();
   let elector: LeaderElector | undefined;
+  let leading: Promise<void> = Promise.resolve();
   if (config.leaderElect) {
     elector = new LeaderElector({
       client: kc.makeApiClient(CoordinationV1Api),
@@ -245,20 +254,28 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     });
     elector.start();
   } else {
-    void lead(stopController.signal);
+    leading = lead(stopController.signal);
   }
 
-  const shutdown = async (signal: string) => {
-    log.info({ signal }, "shutting down");
-    stopping = true;
-    stopController.abort();
-    await metricsServer?.close();
-    await webhooks?.stop();
-    await elector?.stop();
-    await caches.stop();
-    health.close();
-    process.exit(0);
-  };
+  let shuttingDown: Promise<void> | undefined;
+  async function shutdown(signal: string, exitCode = 0): Promise<void> {
+    shuttingDown ??= (async () => {
+      log.info({ signal }, "shutting down");
+      stopping = true;
+      // The controllers first (they finish work in flight), while the webhooks still answer.
+      stopController.abort();
+      await elector?.stop();
+      await leading;
+      // /readyz is failing now; give the API server time to stop routing admission calls here.
+      if (webhooks && config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
+      await metricsServer?.close();
+      await webhooks?.stop();
+      await caches.stop();
+      health.close();
+      process.exit(exitCode);
+    })();
+    return shuttingDown;
+  }
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.once("SIGINT", () => void shutdown("SIGINT"));
 }

@@ -11,6 +11,9 @@ describe("parseOperatorConfig", () => {
       maxConcurrentReconciles: 8,
       checkIntervalMs: 30_000,
       pausedCheckIntervalMs: 300_000,
+      shutdownDelayMs: 5_000,
+      leaseName: "napwake-operator",
+      logLevel: "info",
       healthPort: 8081,
       dryRun: false,
       webhooks: {
@@ -108,6 +111,17 @@ describe("parseOperatorConfig", () => {
       message: /--rightsizing-cpu-mode must be one of off, audit, auto-patch, got "patch"/,
     },
     { args: ["--rightsizing-interval=30s"], message: /--rightsizing-interval must be at least 1m/ },
+    { args: ["--check-interval=0s"], message: /--check-interval must be at least 1s, got "0s"/ },
+    { args: ["--paused-check-interval=500ms"], message: /--paused-check-interval must be at least 1s/ },
+    { args: ["--health-port="], message: /--health-port must be a whole number from 0 to 65535, got ""/ },
+    { args: ["--webhook-port=0x24b3"], message: /--webhook-port must be a whole number/ },
+    { args: ["--metrics-port=8e3"], message: /--metrics-port must be a whole number/ },
+    {
+      args: ["--log-level=verbose"],
+      message: /--log-level \(or LOG_LEVEL\) must be one of fatal, error, warn, info/,
+    },
+    { args: ["--lease-name=Bad_Name"], message: /--lease-name must be a Lease name/ },
+    { args: ["--shutdown-delay=soon"], message: /--shutdown-delay: "soon" is not a duration/ },
     {
       args: ["--prometheus-cluster-label=prod"],
       message: /--prometheus-cluster-label must be LABEL=VALUE, such as cluster=prod-eu/,

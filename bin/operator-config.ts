@@ -18,6 +18,11 @@ export interface OperatorConfig {
   maxConcurrentReconciles: number;
   checkIntervalMs: number;
   pausedCheckIntervalMs: number;
+  /**
+   * On SIGTERM, how long to keep serving webhooks after /readyz turns unready, so the API server stops
+   * routing admission calls here before the server closes.
+   */
+  shutdownDelayMs: number;
   prometheusUrl: string | undefined;
   healthPort: number;
   /** HTTPS /metrics, behind TokenReview and SubjectAccessReview; 0 turns it off. */
@@ -57,6 +62,7 @@ export interface WebhookConfig {
 }
 
 const certSources: readonly CertSource[] = ["self", "cert-manager"];
+const logLevels: readonly string[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsSubdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -97,6 +103,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "rightsizing-memory-mode": { type: "string" },
         "prometheus-cluster-label": { type: "string" },
         "rightsizing-config": { type: "string" },
+        "shutdown-delay": { type: "string", default: "5s" },
       },
     }));
   } catch (err) {
@@ -105,19 +112,29 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   const str = (name: string) => values[name] as string | undefined;
   const int = (name: string, min: number, max: number) => {
     const raw = str(name) ?? "";
-    const n = Number(raw);
+    // Decimal digits only: Number() would also take "", "0x24b3" or "1e3".
+    const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
     if (!Number.isInteger(n) || n < min || n > max) {
       throw new ConfigError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
     }
     return n;
   };
-  const duration = (name: string) => {
+  const duration = (name: string, atLeastMs = 0, atLeast = "0s") => {
+    let ms: number;
     try {
-      return parseDuration(str(name) ?? "");
+      ms = parseDuration(str(name) ?? "");
     } catch (err) {
       throw new ConfigError(`--${name}: ${(err as Error).message}`);
     }
+    if (ms < atLeastMs) throw new ConfigError(`--${name} must be at least ${atLeast}, got "${str(name)}"`);
+    return ms;
   };
+  const logLevel = str("log-level") ?? "info";
+  if (!logLevels.includes(logLevel)) {
+    throw new ConfigError(
+      `--log-level (or LOG_LEVEL) must be one of ${logLevels.join(", ")}, got "${logLevel}"`,
+    );
+  }
   const url = str("prometheus-url");
   if (url !== undefined && !/^https?:\/\/[^/]+/.test(url)) {
     throw new ConfigError(
@@ -178,15 +195,16 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     podName: str("pod-name") ?? "napwake-operator",
     kubeconfig: str("kubeconfig"),
     leaderElect: values["leader-elect"] === true,
-    leaseName: str("lease-name") ?? "napwake-operator",
+    leaseName: name("lease-name", dnsSubdomain, "a Lease name (a DNS subdomain) such as napwake-operator"),
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
-    checkIntervalMs: duration("check-interval"),
-    pausedCheckIntervalMs: duration("paused-check-interval"),
+    checkIntervalMs: duration("check-interval", 1_000, "1s"),
+    pausedCheckIntervalMs: duration("paused-check-interval", 1_000, "1s"),
+    shutdownDelayMs: duration("shutdown-delay"),
     prometheusUrl: url?.replace(/\/+$/, ""),
     healthPort: int("health-port", 0, 65535),
     metricsPort,
     dryRun: values["dry-run"] === true,
-    logLevel: str("log-level") ?? "info",
+    logLevel,
     webhooks: {
       port: webhookPort,
       host,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { whileLeading } from "./while-leading.ts";
+import { LeadershipLostError } from "../kube/leader-election.ts";
+import { drainDeadlineMs, whileLeading } from "./while-leading.ts";
 
 const piece = (log: string[], name: string) => ({
   stop: async () => {
@@ -40,5 +41,28 @@ describe("what a leader runs", () => {
       await whileLeading(leading.signal, async (started) => started(piece(log, `term ${term}`)));
     }
     expect(log).toEqual(["stopped term 1", "stopped term 2"]);
+  });
+
+  it.each([
+    {
+      name: "aborts work in flight at once when the lease was lost",
+      reason: new LeadershipLostError("renew deadline"),
+      deadline: 0,
+    },
+    {
+      name: "lets work finish when stopping on its own",
+      reason: new LeadershipLostError("stopping", true),
+      deadline: undefined,
+    },
+    { name: "lets work finish on a plain shutdown", reason: new Error("SIGTERM"), deadline: undefined },
+  ])("$name", async ({ reason, deadline }) => {
+    expect(drainDeadlineMs(reason)).toBe(deadline);
+    const asked: unknown[] = [];
+    const leading = new AbortController();
+    leading.abort(reason);
+    await whileLeading(leading.signal, async (started) =>
+      started({ stop: async (opts) => void asked.push(opts?.deadlineMs) }),
+    );
+    expect(asked).toEqual([deadline]);
   });
 });

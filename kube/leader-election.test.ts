@@ -187,7 +187,7 @@ class FakeLeaseServer {
   }
 }
 
-function candidates() {
+function candidates(failsToStart: readonly string[] = [], abortReasons: unknown[] = []) {
   const clock = new FakeClock(t0);
   const server = new FakeLeaseServer();
   const log: string[] = [];
@@ -205,7 +205,13 @@ function candidates() {
       clock,
       onStartedLeading: (signal) => {
         log.push(`${clock.now() - t0} ${identity} started`);
-        return new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+        if (failsToStart.includes(identity)) return Promise.reject(new Error("a controller failed to start"));
+        return new Promise<void>((resolve) =>
+          signal.addEventListener("abort", () => {
+            abortReasons.push(signal.reason);
+            resolve();
+          }),
+        );
       },
       onStoppedLeading: () => log.push(`${clock.now() - t0} ${identity} stopped`),
     });
@@ -273,5 +279,29 @@ describe("LeaderElector on a fake API server and clock", () => {
     expect(log).toEqual(["0 a started", "20000 a stopped", "26001 b started"]);
     // Each hung request was abandoned after its timeout and tried again, rather than waited on for ever.
     expect(server.hangs).toBeGreaterThan(3);
+  });
+
+  it("a leader whose work fails to start releases the lease, and the standby takes over", async () => {
+    const { clock, server, log, a, b } = candidates(["a"]);
+    a.start();
+    await clock.advance(1);
+    b.start();
+    await clock.advance(10_000);
+    expect(a.isLeader).toBe(false);
+    expect(log).toEqual(["0 a started", "0 a stopped", "1 b started"]);
+    expect(server.lease?.spec).toMatchObject({ holderIdentity: "b" });
+  });
+
+  it("tells the work whether the lease may already be another's, or still its own until released", async () => {
+    const reasons: unknown[] = [];
+    const { clock, down, a } = candidates([], reasons);
+    a.start();
+    await clock.advance(1_000);
+    down.add("a");
+    await clock.advance(30_000);
+    down.delete("a");
+    await clock.advance(5_000);
+    await a.stop();
+    expect(reasons).toMatchObject([{ graceful: false }, { graceful: true }]);
   });
 });

@@ -141,6 +141,15 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
 
 export class LeadershipLostError extends Error {
   override name = "LeadershipLostError";
+  /**
+   * True when this replica is stopping on its own and still holds the lease until it releases it, so its
+   * work may finish; false when the lease may already be another's, so its work must stop at once.
+   */
+  readonly graceful: boolean;
+  constructor(reason: string, graceful = false) {
+    super(reason);
+    this.graceful = graceful;
+  }
 }
 
 function errorText(err: unknown): string {
@@ -162,6 +171,7 @@ export class LeaderElector {
   /** The leading work, settled once it has stopped. */
   #work: Promise<void> = Promise.resolve();
   #loop: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
 
   constructor(opts: LeaderElectorOptions) {
     this.#opts = opts;
@@ -189,10 +199,16 @@ export class LeaderElector {
    * Stops campaigning. If leading: aborts the leading signal, waits for onStartedLeading's work to return,
    * then (unless `release: false`, which simulates a crash) releases the lease so a standby takes over at once.
    */
-  async stop(opts: { release?: boolean } = {}): Promise<void> {
+  stop(opts: { release?: boolean } = {}): Promise<void> {
+    // Once: the elector may stop itself (its work ended) while its owner stops it too.
+    this.#stopped ??= this.#stop(opts);
+    return this.#stopped;
+  }
+
+  async #stop(opts: { release?: boolean }): Promise<void> {
     this.#stopping.abort();
     await this.#loop;
-    this.#stepDown("stopping");
+    this.#stepDown("stopping", true);
     await this.#work;
     const written = this.#written;
     if (opts.release === false || !written?.spec || written.spec.holderIdentity !== this.#opts.identity)
@@ -300,15 +316,20 @@ export class LeaderElector {
     this.#opts.log?.info({ lease: this.#opts.name, identity: this.#opts.identity }, "started leading");
     this.#work = Promise.resolve()
       .then(() => this.#opts.onStartedLeading(leading.signal))
-      .catch((err) => this.#opts.log?.warn({ err: errorText(err) }, "leading work failed"));
+      .catch((err) => this.#opts.log?.warn({ err: errorText(err) }, "leading work failed"))
+      .then(() => {
+        // The work ended (or failed to start) while this replica still leads: holding the lease without doing
+        // the work would keep every standby out, so stop campaigning and release it.
+        if (this.#leading === leading) void this.stop();
+      });
   }
 
-  #stepDown(reason: string): void {
+  #stepDown(reason: string, graceful = false): void {
     const leading = this.#leading;
     if (!leading) return;
     this.#leading = undefined;
     this.#clock.clearTimeout(this.#deadline);
-    leading.abort(new LeadershipLostError(reason));
+    leading.abort(new LeadershipLostError(reason, graceful));
     this.#opts.log?.warn(
       { lease: this.#opts.name, identity: this.#opts.identity, reason },
       "stopped leading",

@@ -243,8 +243,8 @@ export async function startManagedWorkloadController(
 
   return {
     enqueue,
-    async stop() {
-      await queue?.shutdown({ deadlineMs: 10_000 });
+    async stop({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) {
+      await queue?.shutdown({ deadlineMs });
     },
   };
 }

@@ -153,7 +153,10 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     });
   }
 
-  return { stop: () => queue.shutdown({ deadlineMs: 10_000 }).then(() => undefined) };
+  return {
+    stop: ({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) =>
+      queue.shutdown({ deadlineMs }).then(() => undefined),
+  };
 }
 
 function optInWorkload(kind: TargetKind, object: V1Deployment | V1StatefulSet): OptInWorkload {

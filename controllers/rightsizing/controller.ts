@@ -273,11 +273,11 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
 
   return {
     runNow,
-    async stop() {
+    async stop({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) {
       stopped = true;
       if (timer) clearTimeout(timer);
       // The queue first: it is what writes; a run in flight only reads and fills memory.
-      await queue.shutdown({ deadlineMs: 10_000 });
+      await queue.shutdown({ deadlineMs });
       await running?.catch(() => undefined);
     },
   };
