@@ -52,6 +52,32 @@ describe("forecast decisions", () => {
     );
   });
 
+  it("gives the same decision at every look within a slot where activity is forecast", () => {
+    const slotStart = slotStartMs(mondaySlot(0)) + 11 * 60 * MINUTE;
+    const at = (offset: number) =>
+      decide(trained, { nowMs: slotStart + offset, idleWindowMs: 15 * MINUTE }, config);
+    const [first, later] = [at(10_000), at(9 * MINUTE)];
+    expect(first.nextActivityAtMs).toBe(slotStart);
+    expect(later).toEqual(first);
+  });
+
+  it.each([
+    { name: "vetoes a pause the pre-wake would undo within the idle window", idle: 5, lead: 10, veto: true },
+    {
+      name: "lets a pause go ahead when the pre-wake comes after the idle window",
+      idle: 5,
+      lead: 2,
+      veto: false,
+    },
+  ])("$name", ({ idle, lead: leadMinutes, veto }) => {
+    // Activity is forecast from 08:00; it is 07:48.
+    const nowMs = slotStartMs(mondaySlot(0)) + (7 * 60 + 48) * MINUTE;
+    const withLead = { ...config, prewakeLeadMs: leadMinutes * MINUTE };
+    const decision = decide(trained, { nowMs, idleWindowMs: idle * MINUTE }, withLead);
+    expect(decision.vetoPause).toBe(veto);
+    expect(decision.prewakeAtMs).toBe(slotStartMs(mondaySlot(0)) + (8 * 60 - leadMinutes) * MINUTE);
+  });
+
   it("does not veto when the forecast is quiet for the whole idle window", () => {
     const nowMs = slotStartMs(mondaySlot(0)) + 19 * 60 * MINUTE; // evening: the office has gone home
     const decision = decide(trained, { nowMs, idleWindowMs: 15 * MINUTE }, config);

@@ -27,12 +27,15 @@ export type ForecastDecision = {
   actionable: boolean;
   actionableReason: Reason<ActionableCode>;
   confidence: number;
-  /** Start of the first slot, at or after now, where activity is expected. */
+  /**
+   * Start of the first slot where activity is expected, the current slot included (so up to 15 minutes in the
+   * past): the same at every look within a slot, so the status it is shown in does not change on each one.
+   */
   nextActivityAtMs: number | null;
   /** When to wake a paused workload (may be in the past: then wake now). */
   prewakeAtMs: number | null;
   prewakeReason: Reason<PrewakeCode>;
-  /** Do not pause: activity is expected within the idle window. */
+  /** Do not pause: activity is expected within the idle window (plus the pre-wake lead). */
   vetoPause: boolean;
   vetoReason: Reason<VetoCode>;
 };
@@ -53,7 +56,11 @@ export function decide(
     confidence: score,
   };
   const firstSlot = slotOf(input.nowMs);
-  const vetoSlots = slotOf(input.nowMs + Math.max(0, input.idleWindowMs - 1)) - firstSlot + 1;
+  // A pause is vetoed when the forecast would wake the workload again within the idle window: when activity
+  // is expected within the idle window plus the pre-wake lead. A pause whose pre-wake is due at once would
+  // be a wake, and perhaps a cold start, for nothing.
+  const vetoHorizonMs = input.idleWindowMs + config.prewakeLeadMs;
+  const vetoSlots = slotOf(input.nowMs + Math.max(0, vetoHorizonMs - 1)) - firstSlot + 1;
   const searchSlots = Math.max(vetoSlots, config.prewakeSearchSlots);
 
   const missed = missedReason(engine, config);
@@ -93,7 +100,7 @@ export function decide(
       vetoReason: quietReason(input.idleWindowMs),
     };
   }
-  const activityAtMs = Math.max(input.nowMs, slotStartMs(activeSlot));
+  const activityAtMs = slotStartMs(activeSlot);
   const prewakeAtMs = slotStartMs(activeSlot) - config.prewakeLeadMs;
   const vetoPause = activeSlot < firstSlot + vetoSlots;
   const at = new Date(activityAtMs).toISOString();
@@ -112,7 +119,7 @@ export function decide(
     vetoReason: vetoPause
       ? {
           code: "activity-forecast-in-idle-window",
-          message: `activity forecast at ${at}, within the idle window`,
+          message: `activity forecast from ${at}, within the idle window and the pre-wake lead`,
         }
       : quietReason(input.idleWindowMs),
   };
@@ -149,6 +156,11 @@ function firstSlotWithActivity(
   return null;
 }
 
+/** Whether pre-wake and veto are suspended because forecast activity did not come (see `missedReason`). */
+export function adviceSuspended(engine: ForecastEngine, config: ForecastConfig): boolean {
+  return missedReason(engine, config) !== null;
+}
+
 /**
  * Why pre-wake and veto are suspended, or null. Either the legacy run of missed slots reached its
  * limit, or the current silence had less than `missedLikelihood` chance under the forecasts made as
@@ -172,11 +184,15 @@ function missedReason(engine: ForecastEngine, config: ForecastConfig): Reason<"f
   };
 }
 
-/** Advice for the activity clock: the decision when it may be acted on, else null (clock decides alone). */
+/**
+ * Advice for the activity clock: the decision when it may be acted on, else null (the clock decides alone,
+ * with the workload's own idle window). Suspended advice (the forecast missed) is none: the shorter idle window
+ * is granted because the forecast covers the hours where traffic is expected, and just now it does not.
+ */
 export function clockAdvice(
   decision: ForecastDecision,
 ): { vetoPause: boolean; prewakeAtMs: number | null; reason: string } | null {
-  if (!decision.actionable) return null;
+  if (!decision.actionable || decision.prewakeReason.code === "forecast-missed") return null;
   const reason = decision.vetoPause ? decision.vetoReason.message : decision.prewakeReason.message;
   return { vetoPause: decision.vetoPause, prewakeAtMs: decision.prewakeAtMs, reason };
 }

@@ -11,6 +11,7 @@ export {
   type ParameterBounds,
 } from "./config.ts";
 export {
+  adviceSuspended,
   clockAdvice,
   type DecisionInput,
   decide,

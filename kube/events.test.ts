@@ -198,4 +198,16 @@ describe("EventRecorder", () => {
     expect(await rec.skip(skip())).toBe("sent");
     expect(created).toHaveLength(1);
   });
+
+  it("sends a skip again when it comes back after an action on the same object, and only then", async () => {
+    const { created, rec } = recorder();
+    const other = { ...skip(), regarding: { ...skip().regarding, uid: "someone-else" } };
+    expect(await rec.skip(skip())).toBe("sent");
+    expect(await rec.skip(other)).toBe("sent");
+    await rec.action({ ...skip(), reason: eventReasons.paused, note: "idle" });
+    expect(await rec.skip(skip())).toBe("sent");
+    expect(await rec.skip(skip())).toBe("suppressed");
+    expect(await rec.skip(other)).toBe("suppressed");
+    expect(created).toHaveLength(4);
+  });
 });

@@ -91,6 +91,11 @@ export class Lru<K, V> {
     }
   }
 
+  /** Forgets every key `matches` accepts. */
+  deleteWhere(matches: (key: K) => boolean): void {
+    for (const key of [...this.#map.keys()]) if (matches(key)) this.#map.delete(key);
+  }
+
   delete(key: K): void {
     this.#map.delete(key);
   }
@@ -161,8 +166,13 @@ export class EventRecorder {
     this.#sent = new Lru(opts.dedupCapacity ?? 10_000);
   }
 
-  /** An action taken (a pause, a resume, a let-go): always one Event. */
+  /**
+   * An action taken (a pause, a resume, a let-go): always one Event. It also forgets the skips sent about the
+   * same object: after an action the situation is a new one, and a skip that comes back is news again.
+   */
   action(e: EventInput): Promise<RecordResult> {
+    const prefix = `${e.regarding.uid}\u0000`;
+    this.#sent.deleteWhere((key) => key.startsWith(prefix));
     return this.#send(e);
   }
 

@@ -195,6 +195,16 @@ describe("webhook server", () => {
     });
   });
 
+  it("answers a review of an UPDATE of two objects each at the API server's 1.5 MiB storage limit", async () => {
+    const { port } = await start();
+    const big = { metadata: { name: "big", annotations: { blob: "x".repeat(1_500_000) } } };
+    const body = JSON.parse(review("big-1"));
+    body.request = { ...body.request, operation: "UPDATE", object: big, oldObject: big };
+    const reply = await post(port, "/mutate", JSON.stringify(body));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ response: { uid: "big-1" } });
+  });
+
   it.each<{ name: string; body: string; headers: Record<string, string>; status: number; message: RegExp }>([
     {
       name: "a body over the limit",

@@ -32,7 +32,12 @@ export interface WebhookServer {
   close(): Promise<void>;
 }
 
-export const defaultBodyLimitBytes = 1024 * 1024;
+/**
+ * Large enough for any AdmissionReview the API server sends: an UPDATE carries the object and its old version,
+ * each up to the API server's 3 MiB request limit (etcd keeps objects to 1.5 MiB). A tighter cap would refuse
+ * big objects, and under failurePolicy Ignore they would then go through without their stamps, unreported.
+ */
+export const defaultBodyLimitBytes = 8 * 1024 * 1024;
 
 /**
  * The admission server: HTTPS (HTTP/1.1 only), one POST route per registry entry, `/healthz` and `/readyz`.

@@ -3,6 +3,7 @@
 
 import { decideClock, type ForecastAdvice } from "../../controllers/managedworkload/activity-clock.ts";
 import {
+  adviceSuspended,
   bucketEvents,
   clockAdvice,
   createEngine,
@@ -204,7 +205,8 @@ function reconcile(
   nowMs: number,
 ) {
   const idleFrom = Math.max(sim.lastActivityMs ?? sim.awakeSinceMs, sim.awakeSinceMs);
-  const trusted = policy.useForecast && isActive(engine.phase);
+  // As in the operator: suspended advice (the forecast missed) leaves the clock alone, with the full window.
+  const trusted = policy.useForecast && isActive(engine.phase) && !adviceSuspended(engine, config);
   const idleWindowMs = trusted ? policy.idleWindowMs : (policy.untrustedIdleWindowMs ?? policy.idleWindowMs);
   const needsAdvice = trusted && !policy.ignoreAdvice && (sim.paused || nowMs - idleFrom >= idleWindowMs);
   const forecast = needsAdvice ? adviceFor(policy, engine, nowMs, idleWindowMs, config) : null;

@@ -31,7 +31,7 @@ import {
 import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
-import { decide, pausedFromOf, timeOf } from "./decide.ts";
+import { decide, observedTime, pausedFromOf, timeOf } from "./decide.ts";
 import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type {
@@ -127,7 +127,7 @@ export async function startManagedWorkloadController(
         mw,
         nowMs,
         parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
-        knownActivity(mw, workload),
+        knownActivity(mw, workload, nowMs),
       ),
     );
     const decided = decide({
@@ -293,11 +293,18 @@ function withPrediction(
   return { ...decision, status, events: [...decision.events, ...notices] };
 }
 
-/** The latest activity known before deciding: status and the activity annotations on the target. */
-function knownActivity(mw: ManagedWorkload, workload: Workload | undefined): number | null {
+/**
+ * The latest activity known before deciding: status and the activity annotations on the target, taken as the
+ * decision takes them (a stamp too far ahead of this clock is ignored rather than believed).
+ */
+export function knownActivity(
+  mw: ManagedWorkload,
+  workload: Workload | undefined,
+  nowMs: number,
+): number | null {
   const a = workload?.metadata?.annotations ?? {};
   const times = [mw.status?.lastActivity?.time, a[annotations.lastRequest], a[annotations.activity]]
-    .map(timeOf)
+    .map((value) => observedTime(timeOf(value), nowMs))
     .filter((t): t is number => t !== null);
   return times.length > 0 ? Math.max(...times) : null;
 }

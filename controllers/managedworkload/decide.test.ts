@@ -386,6 +386,48 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
 });
 
 describe("decide: kubectl napwake requests", () => {
+  const pausedByHand: ManagedWorkloadStatus = {
+    ...pausedStatus(t0 - 10 * min),
+    conditions: [
+      {
+        type: "Paused",
+        status: "True",
+        reason: "Requested",
+        message: "paused from 3 replicas: kubectl napwake pause",
+        lastTransitionTime: iso(t0 - 10 * min),
+      },
+    ],
+  };
+  const prewakeDue = { vetoPause: true, prewakeAtMs: t0 - 1_000, reason: "traffic forecast at 10:10" };
+
+  it("keeps a workload paused by hand through the forecast's pre-wake, look after look", () => {
+    let status = pausedByHand;
+    for (const look of [0, 1, 2]) {
+      const d = decide(
+        observe({
+          nowMs: t0 + look * 5 * min,
+          mw: mw({}, status),
+          target: target(0, { [annotations.pausedFrom]: "3" }),
+          forecast: prewakeDue,
+        }),
+      );
+      expect(d.writes).toEqual([]);
+      expect(d.status.phase).toBe("Paused");
+      status = d.status;
+    }
+  });
+
+  it("still wakes a workload paused by hand on a request", () => {
+    const d = decide(
+      observe({
+        mw: mw({}, pausedByHand),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+        forecast: prewakeDue,
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+
   const requested = (pause: number, resume: number) => ({
     annotations: { [annotations.pauseRequested]: iso(pause), [annotations.resumeRequested]: iso(resume) },
   });

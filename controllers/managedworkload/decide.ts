@@ -320,6 +320,10 @@ function whilePaused(
     conditionTime(status, conditionTypes.paused, "False") ??
     timeOf(obs.mw.metadata.creationTimestamp);
   const activity = latestActivity(obs, target, status);
+  // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
+  // (traffic itself, or a resume request, still does).
+  const pausedCondition = status.conditions?.find((c) => c.type === conditionTypes.paused);
+  const pausedByHand = pausedCondition?.status === "True" && pausedCondition.reason === "Requested";
   const wake = inDryRun(obs)
     ? {
         action: "wake" as const,
@@ -333,7 +337,7 @@ function whilePaused(
         pausedSinceMs,
         paused: true,
         idleWindowMs: idleWindowMs(obs),
-        forecast: obs.forecast,
+        forecast: pausedByHand ? null : obs.forecast,
       });
   if (wake.action === "wake") {
     const note = `resumed to ${pausedFrom} replicas: ${wake.reason}`;
@@ -360,8 +364,11 @@ function whilePaused(
     { ...status, pausedFrom, pausedAt: status.pausedAt ?? iso(pausedSinceMs ?? obs.nowMs) },
     conditionTypes.paused,
     "True",
-    "Idle",
-    `paused from ${pausedFrom} replicas`,
+    // A pause by hand stays one (so the forecast keeps leaving it alone) until the workload wakes.
+    pausedByHand ? "Requested" : "Idle",
+    pausedByHand
+      ? (pausedCondition?.message ?? `paused from ${pausedFrom} replicas`)
+      : `paused from ${pausedFrom} replicas`,
   );
   return {
     writes: holdScaledObjects(obs),
@@ -676,7 +683,8 @@ function conditionTime(
 export const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** A stamp as this clock sees it: at most now, or null when missing or too far in the future to trust. */
-function observedTime(ms: number | null, nowMs: number): number | null {
+/** A stamp as this clock takes it: up to CLOCK_SKEW_MS ahead counts as now, further ahead as unknown (null). */
+export function observedTime(ms: number | null, nowMs: number): number | null {
   if (ms === null || ms > nowMs + CLOCK_SKEW_MS) return null;
   return Math.min(ms, nowMs);
 }

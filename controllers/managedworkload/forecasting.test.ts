@@ -117,7 +117,7 @@ describe("the forecast book", () => {
       window: 15 * 60_000,
     },
   ])("$what", ({ spec, veto, window }) => {
-    const now = Date.parse("2026-11-23T09:45:00Z");
+    const now = Date.parse("2026-11-23T09:30:00Z");
     const state = dailyPatternState(now, 21);
     const look = new ForecastBook().look(
       "k",
@@ -127,6 +127,17 @@ describe("the forecast book", () => {
     );
     expect(look.advice?.vetoPause).toBe(veto);
     expect(look.advice?.idleWindowMs).toBe(window);
+  });
+
+  it("shows the same prediction at every look within a slot where activity is forecast, so status is not rewritten", () => {
+    const now = Date.parse("2026-11-23T10:05:00Z");
+    const book = new ForecastBook();
+    const status = mw({}, { phase: "x", confidence: 0, state: dailyPatternState(now, 21) });
+    const first = book.look("k", status, now, 30 * 60_000);
+    const later = book.look("k", status, now + 30_000, 30 * 60_000);
+    expect(first.advice?.vetoPause).toBe(true);
+    expect(later.prediction).toEqual(first.prediction);
+    expect(later.advice?.reason).toBe(first.advice?.reason);
   });
 
   it("keeps the workload's own window while the forecast is still learning", () => {
@@ -161,7 +172,7 @@ describe("the forecast book", () => {
   describe("restoring a saved state", () => {
     const now = Date.parse("2026-11-23T09:45:00Z");
 
-    it("does not act on a state saved a month ago: the long gap resets it before any advice", () => {
+    it("does not act on a state saved a month ago: discarded, without catching up slot by slot", () => {
       const old = now - 30 * 24 * hour;
       const state = dailyPatternState(old, 21);
       const look = new ForecastBook().look(
@@ -172,7 +183,8 @@ describe("the forecast book", () => {
       );
       expect(look.advice).toBeNull();
       expect(look.prediction?.phase).toBe("learning");
-      expect(look.notices.map((n) => n.note).join()).toMatch(/history discarded/);
+      expect(look.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
+      expect(look.notices[0]?.note).toMatch(/too long ago to go on from/);
     });
 
     it("discards a state learned ahead of this operator's clock, and says so", () => {
@@ -186,6 +198,15 @@ describe("the forecast book", () => {
       expect(look.prediction?.phase).toBe("learning");
       expect(look.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
       expect(look.notices[0]?.note).toMatch(/ahead of now/);
+    });
+
+    it("saves again on the hour when the saved time was ahead of the clock", () => {
+      const state = dailyPatternState(now, 21);
+      const status = { phase: "x", confidence: 0, state, savedAt: "2099-01-01T00:00:00Z" };
+      const book = new ForecastBook();
+      book.look("k", mw({}, status), now, 30 * 60_000);
+      const later = book.look("k", mw({}, status), now + hour + 60_000, 30 * 60_000);
+      expect(later.prediction?.savedAt).toBe(new Date(now + hour + 60_000).toISOString());
     });
 
     it("reads an unreadable savedAt as now instead of failing every reconcile", () => {

@@ -239,7 +239,14 @@ export class ForecastBook {
     // One slot of clock skew between replicas is tolerated; more means a state from the future.
     if (nextSlot > nowSlot + 1)
       return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, ahead of now`);
-    const savedAtMs = timeOf(prediction?.savedAt);
+    // Older than the longest gap the engine bridges: it would be reset anyway, and catching up slot by slot
+    // from a damaged, far-past slot could take the process for ever.
+    if (nextSlot < nowSlot - config.maxGapSlots)
+      return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, too long ago to go on from`);
+    // A save time ahead of the clock (a damaged status, a replica whose clock ran ahead) would hold off the
+    // next save until then.
+    const savedAt = timeOf(prediction?.savedAt);
+    const savedAtMs = savedAt === null ? null : Math.min(savedAt, nowMs);
     return {
       engine,
       // The slots since the state was saved were not watched: learned as gaps at once (a long gap resets

@@ -1,0 +1,60 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { keepInformer } from "./informer.ts";
+
+/** An informer whose starts fail as told, and which reports a broken watch when asked. */
+function fakeInformer(startResults: boolean[]) {
+  const handlers = new Map<string, ((...args: unknown[]) => void)[]>();
+  let starts = 0;
+  return {
+    get starts() {
+      return starts;
+    },
+    breakWatch: () => {
+      for (const handler of handlers.get("error") ?? []) handler(new Error("watch closed"));
+    },
+    on: (verb: string, handler: (...args: unknown[]) => void) => {
+      handlers.set(verb, [...(handlers.get(verb) ?? []), handler]);
+    },
+    start: () => {
+      const ok = startResults[starts] ?? true;
+      starts++;
+      return ok ? Promise.resolve() : Promise.reject(new Error("connection refused"));
+    },
+    stop: () => Promise.resolve(),
+    list: () => [] as KubernetesObject[],
+    get: () => undefined,
+  };
+}
+
+describe("keeping an informer running", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("restarts a broken watch, and tries again, waiting longer, when the restart fails", async () => {
+    vi.useFakeTimers();
+    const informer = fakeInformer([true, false, false, true]);
+    const kept = await keepInformer(informer as never, { restartDelayMs: 1_000 });
+    informer.breakWatch();
+    await vi.advanceTimersByTimeAsync(1_000); // first restart: refused
+    expect(informer.starts).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(informer.starts).toBe(2);
+    await vi.advanceTimersByTimeAsync(1); // after 2 s: refused again
+    expect(informer.starts).toBe(3);
+    await vi.advanceTimersByTimeAsync(4_000); // after 4 s: running
+    expect(informer.starts).toBe(4);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(informer.starts).toBe(4);
+    await kept.stop();
+  });
+
+  it("restarts nothing once stopped", async () => {
+    vi.useFakeTimers();
+    const informer = fakeInformer([true]);
+    const kept = await keepInformer(informer as never, { restartDelayMs: 1_000 });
+    informer.breakWatch();
+    await kept.stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(informer.starts).toBe(1);
+  });
+});
