@@ -18,6 +18,17 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/**
+ * A clock that never jumps: milliseconds since the epoch as of this process's start, then counted by the
+ * monotonic timer. For measuring durations that must hold when the wall clock is stepped (leader election's
+ * lease expiry and renew deadline); it drifts from the wall clock by whatever the wall clock is corrected by.
+ */
+export const steadyClock: Clock = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: systemClock.setTimeout,
+  clearTimeout: systemClock.clearTimeout,
+};
+
 /** Resolves after `ms` on `clock`, or at once with `false` when `signal` aborts. True when the time passed. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {

@@ -1,6 +1,6 @@
 import { type CoordinationV1Api, type V1Lease, type V1LeaseSpec, V1MicroTime } from "@kubernetes/client-node";
 import { deadline, untilAborted } from "./abort.ts";
-import { type Clock, sleep, systemClock } from "./clock.ts";
+import { type Clock, sleep, steadyClock } from "./clock.ts";
 import { httpCode } from "./errors.ts";
 
 /**
@@ -183,7 +183,9 @@ export class LeaderElector {
     validateTimings(this.#timings);
     this.#leaseDurationSeconds = Math.ceil(this.#timings.leaseDurationMs / 1000);
     this.#requestTimeoutMs = opts.requestTimeoutMs ?? this.#timings.renewDeadlineMs / 2;
-    this.#clock = opts.clock ?? systemClock;
+    // Durations here must not jump with the wall clock: a step forward would take a live lease, a step back
+    // would keep leading past the lease.
+    this.#clock = opts.clock ?? steadyClock;
   }
 
   get isLeader(): boolean {
