@@ -69,7 +69,9 @@ export async function startWebhooks(opts: {
     const manager = certificates as ReturnType<typeof createCertificateManager>;
     const reconcile = caBundleReconciler(kc, config.configuration, () => manager.caPem(), log);
     stoppers.push(manager.subscribe(() => void reconcile()));
-    const timer = setInterval(() => void reconcile(), caBundleResyncMs);
+    // Each resync first follows a CA another replica replaced (issuing from it at once), so every replica
+    // publishes, and serves from, the CA in the shared Secret.
+    const timer = setInterval(() => void manager.refresh().then(() => reconcile()), caBundleResyncMs);
     stoppers.push(() => clearInterval(timer));
   }
 

@@ -147,6 +147,38 @@ describe("certificate manager", () => {
     expect(memory.calls.creates).toBe(0);
   });
 
+  it("follows a CA another replica replaced at the next refresh, and tells its subscribers", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock);
+    await m.start();
+    let told = 0;
+    m.subscribe(() => told++);
+    await m.refresh();
+    expect(told).toBe(0);
+    const replaced = createCertificateAuthority(
+      { commonName: "replaced", notBefore: new Date(), validForMs: 24 * hour * 365 },
+      pki,
+    );
+    memory.secrets.set("napwake-system/napwake-webhook-ca", caSecret(ref, replaced));
+    await m.refresh();
+    expect(told).toBe(1);
+    expect(m.caPem()).toBe(replaced.certPem);
+    expect(
+      new X509Certificate(m.current()?.certPem ?? "").checkIssued(new X509Certificate(replaced.certPem)),
+    ).toBe(true);
+  });
+
+  it("keeps its CA when the Secret cannot be read at a refresh", async () => {
+    const memory = memoryStore();
+    const m = manager(memory.store, fakeClock(new Date()));
+    await m.start();
+    const before = m.caPem();
+    memory.failReads(true);
+    await m.refresh();
+    expect(m.caPem()).toBe(before);
+  });
+
   it("refuses to start on a Secret that holds no CA, saying how to fix it", async () => {
     const memory = memoryStore();
     memory.secrets.set("napwake-system/napwake-webhook-ca", { metadata: ref, data: { "tls.crt": "eA==" } });

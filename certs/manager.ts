@@ -82,6 +82,12 @@ export interface CertificateManager {
   caPem(): string | undefined;
   /** When the current serving certificate will be renewed. */
   renewsAt(): Date | undefined;
+  /**
+   * Re-reads the shared CA and, when another replica replaced it, issues a serving certificate from the new
+   * one at once (subscribers are told), so replicas converge on a replaced CA within one refresh rather than
+   * at their next renewal. An unreadable Secret changes nothing.
+   */
+  refresh(): Promise<void>;
   subscribe(listener: () => void): () => void;
 }
 
@@ -213,6 +219,27 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     current: () => serving,
     caPem: () => ca?.pair.certPem,
     renewsAt: () => renewAt,
+    async refresh() {
+      if (stopped || !ca) return;
+      let authority: { pair: KeyPair; notAfter: Date };
+      try {
+        authority = await loadCa();
+      } catch (error) {
+        logger.warn({ err: error }, "certificates: could not re-read the CA Secret; keeping the current CA");
+        return;
+      }
+      if (stopped || authority.pair.certPem === ca?.pair.certPem) return;
+      logger.info({}, "certificates: the shared CA was replaced; issuing a serving certificate from it");
+      try {
+        issue(authority);
+        if (renewAt) schedule(renewAt);
+      } catch (error) {
+        logger.error(
+          { err: error },
+          "certificates: could not issue from the replaced CA; renewal will retry",
+        );
+      }
+    },
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
