@@ -140,6 +140,26 @@ describe("the forecast book", () => {
     expect(later.advice?.reason).toBe(first.advice?.reason);
   });
 
+  it("starts afresh for a ManagedWorkload deleted and made again under the same name", () => {
+    const now = Date.parse("2026-11-23T10:05:00Z");
+    const book = new ForecastBook();
+    const learned = mw({}, { phase: "x", confidence: 0, state: dailyPatternState(now, 21) });
+    const first = book.look(
+      "k",
+      { ...learned, metadata: { ...learned.metadata, uid: "one" } },
+      now,
+      30 * 60_000,
+    );
+    expect(first.prediction?.phase).not.toBe("learning");
+    const again = book.look(
+      "k",
+      { ...mw(), metadata: { ...mw().metadata, uid: "two" } },
+      now + 60_000,
+      30 * 60_000,
+    );
+    expect(again.prediction?.phase).toBe("learning");
+  });
+
   it("keeps the workload's own window while the forecast is still learning", () => {
     const look = new ForecastBook().look("k", mw({ forecast: { idleWindow: "15m" } }), t0, 30 * 60_000);
     expect(look.advice).toBeNull();
@@ -336,6 +356,26 @@ describe("the awake budget in the forecast book", () => {
     if (moves === "up") expect(threshold).toBeGreaterThan(0.35);
     if (moves === "down") expect(threshold).toBeLessThan(0.35);
     if (moves === "nowhere") expect(threshold).toBe(0.35);
+  });
+
+  it("accounts a stretch once when the clock steps back over it", () => {
+    const run = (times: number[]) => {
+      const book = new ForecastBook();
+      const prediction = { phase: "x", confidence: 0, state };
+      const workload: ManagedWorkload = {
+        ...mw(budgeted, prediction),
+        status: { phase: "Awake", prediction },
+      };
+      let last: PredictionStatus | undefined;
+      for (const at of times) last = book.look("k", workload, at, window, at - 2 * hour).prediction;
+      return last?.activityThreshold;
+    };
+    const looks = (fromMin: number, toMin: number) =>
+      Array.from({ length: (toMin - fromMin) * 2 + 1 }, (_, i) => now + fromMin * 60_000 + i * 30_000);
+    const steady = run(looks(0, 121));
+    const steppedBack = run([...looks(0, 60), ...looks(30, 121)]);
+    expect(steady).toBeGreaterThan(0.35);
+    expect(steppedBack).toBe(steady);
   });
 
   it("steers by default: the trusted window is then half the workload's", () => {

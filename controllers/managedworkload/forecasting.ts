@@ -76,6 +76,8 @@ type Entry = {
   shownAtMs: number | null;
   /** When the last look was, and the latest activity it knew: where the next look's accounting starts. */
   lastLook: { atMs: number; activityMs: number | null } | null;
+  /** The ManagedWorkload the engine learned for: one deleted and made again under the same name starts afresh. */
+  uid: string | undefined;
 };
 
 /** Looks further apart than this (the operator was down) are not accounted: nobody saw what happened. */
@@ -122,7 +124,8 @@ export class ForecastBook {
       return { advice: null, prediction: undefined, notices: unsent };
     }
     const config = this.#config(mw);
-    const entry = this.#entries.get(key) ?? this.#restore(mw, nowMs, config);
+    const known = this.#entries.get(key);
+    const entry = known && known.uid === mw.metadata.uid ? known : this.#restore(mw, nowMs, config);
     this.#entries.set(key, entry);
     const nowSlot = slotOf(nowMs);
     if (nowSlot > entry.openSlot) {
@@ -142,7 +145,8 @@ export class ForecastBook {
       const spend = spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs);
       entry.threshold = spendBudget(entry.threshold, spend, config);
     }
-    entry.lastLook = { atMs: nowMs, activityMs: knownActivityMs };
+    // Never back: a clock stepped back would otherwise have the stretch since accounted twice.
+    entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs: knownActivityMs };
     entry.pausedAtLook = mw.status?.phase === "Paused";
     if (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs) {
       const encoded = encodeEngine(entry.engine);
@@ -220,6 +224,7 @@ export class ForecastBook {
       shownThreshold: threshold,
       shownAtMs: null,
       lastLook: null,
+      uid: mw.metadata.uid,
     });
     const discard = (why: string): Entry => ({
       ...fresh(),
@@ -262,6 +267,7 @@ export class ForecastBook {
       shownThreshold: threshold,
       shownAtMs: savedAtMs ?? nowMs,
       lastLook: null,
+      uid: mw.metadata.uid,
     };
   }
 }
