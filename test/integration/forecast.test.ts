@@ -178,7 +178,7 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
       const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
       return events.items.find((e) => e.regarding?.name === "prewake.deployment" && e.reason === "Resumed");
     });
-    expect(resumed.note).toMatch(/resumed to 2 replicas: pre-wake: activity forecast at .*T10:00:00/);
+    expect(resumed.note).toMatch(/resumed to 2 replicas: pre-wake: activity forecast from .*T10:00:00/);
     const d = await clients.apps.readNamespacedDeployment({ namespace, name: "prewake" });
     expect(d.spec?.replicas).toBe(2);
     expect(d.metadata?.annotations?.[annotations.pausedFrom]).toBeUndefined();
