@@ -67,7 +67,7 @@ export async function startWebhooks(opts: {
 
   if (config.certSource === "self") {
     const manager = certificates as ReturnType<typeof createCertificateManager>;
-    const reconcile = caBundleReconciler(kc, config.configuration, () => manager.caPem(), log);
+    const reconcile = caBundleReconciler(kc, config.configuration, () => manager.caBundlePem(), log);
     stoppers.push(manager.subscribe(() => void reconcile()));
     // Each resync first follows a CA another replica replaced (issuing from it at once), so every replica
     // publishes, and serves from, the CA in the shared Secret.

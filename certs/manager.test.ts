@@ -156,6 +156,8 @@ describe("certificate manager", () => {
     m.subscribe(() => told++);
     await m.refresh();
     expect(told).toBe(0);
+    expect(m.caBundlePem()).toBe(m.caPem());
+    const before = m.caPem();
     const replaced = createCertificateAuthority(
       { commonName: "replaced", notBefore: new Date(), validForMs: 24 * hour * 365 },
       pki,
@@ -164,6 +166,12 @@ describe("certificate manager", () => {
     await m.refresh();
     expect(told).toBe(1);
     expect(m.caPem()).toBe(replaced.certPem);
+    // Both CAs are published for a while, so a replica still serving from the old one stays trusted.
+    const bundle = m.caBundlePem() ?? "";
+    expect(bundle).toContain(replaced.certPem.trim());
+    expect(bundle).toContain(before?.trim());
+    clock.advance(16 * 60_000);
+    expect(m.caBundlePem()).toBe(replaced.certPem);
     expect(
       new X509Certificate(m.current()?.certPem ?? "").checkIssued(new X509Certificate(replaced.certPem)),
     ).toBe(true);

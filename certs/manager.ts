@@ -66,11 +66,15 @@ export interface CertificateManagerOptions {
   caValidForMs?: number;
   /** After a failed renewal, try again this much later. */
   retryDelayMs?: number;
+  /** How long the previous CA stays in the caBundle after a switch. Default 15 minutes (three resyncs). */
+  previousCaGraceMs?: number;
   now: () => Date;
   timers?: Timers;
   logger: Logger;
   pki?: PkiDeps;
 }
+
+export const defaultPreviousCaGraceMs = 15 * 60_000;
 
 export interface CertificateManager {
   /** Gets (or creates) the shared CA and issues the first serving certificate. Throws if it cannot. */
@@ -78,8 +82,13 @@ export interface CertificateManager {
   stop(): void;
   /** The current serving certificate and key. */
   current(): KeyPair | undefined;
-  /** The PEM of the CA that signed the current serving certificate: the caBundle to publish. */
+  /** The PEM of the CA that signed the current serving certificate. */
   caPem(): string | undefined;
+  /**
+   * The caBundle to publish: the current CA, and for `previousCaGraceMs` after a switch to a replaced CA the
+   * previous one too, so replicas still serving from it stay trusted until they have followed (see `refresh`).
+   */
+  caBundlePem(): string | undefined;
   /** When the current serving certificate will be renewed. */
   renewsAt(): Date | undefined;
   /**
@@ -106,6 +115,7 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
   const pki = options.pki ?? defaultPkiDeps;
   const listeners = new Set<() => void>();
   let ca: { pair: KeyPair; notAfter: Date } | undefined;
+  let previousCa: { pem: string; until: number } | undefined;
   let serving: KeyPair | undefined;
   let renewAt: Date | undefined;
   let timer: unknown;
@@ -159,6 +169,12 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
       },
       pki,
     );
+    if (ca && ca.pair.certPem !== authority.pair.certPem) {
+      previousCa = {
+        pem: ca.pair.certPem,
+        until: issuedAt.getTime() + (options.previousCaGraceMs ?? defaultPreviousCaGraceMs),
+      };
+    }
     ca = authority;
     renewAt = renewalTime(issuedAt, new Date(issuedAt.getTime() + validForMs));
     logger.info({ renewAt: renewAt.toISOString(), validForMs }, "certificates: serving certificate issued");
@@ -218,6 +234,11 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     },
     current: () => serving,
     caPem: () => ca?.pair.certPem,
+    caBundlePem() {
+      if (!ca) return undefined;
+      const keepPrevious = previousCa && now().getTime() < previousCa.until;
+      return keepPrevious ? `${ca.pair.certPem.trimEnd()}\n${previousCa?.pem.trimEnd()}\n` : ca.pair.certPem;
+    },
     renewsAt: () => renewAt,
     async refresh() {
       if (stopped || !ca) return;
