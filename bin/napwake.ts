@@ -72,7 +72,7 @@ const usage = `usage: napwake operator [flags]
   --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters)
   --rightsizing-config FILE       metric and label names, lookback, step and recommender parameters (YAML)
   --shutdown-delay DURATION       on SIGTERM, keep serving webhooks this long after /readyz turns unready, so
-                                  the API server stops sending admission calls here first (default 5s)
+                                  the API server stops sending admission calls here first (default 5s, at most 10s)
 `;
 
 async function readConfigFile(file: string): Promise<string> {

@@ -122,6 +122,7 @@ describe("parseOperatorConfig", () => {
     },
     { args: ["--lease-name=Bad_Name"], message: /--lease-name must be a Lease name/ },
     { args: ["--shutdown-delay=soon"], message: /--shutdown-delay: "soon" is not a duration/ },
+    { args: ["--shutdown-delay=1m"], message: /--shutdown-delay must be at most 10s/ },
     {
       args: ["--prometheus-cluster-label=prod"],
       message: /--prometheus-cluster-label must be LABEL=VALUE, such as cluster=prod-eu/,

@@ -70,6 +70,21 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/**
+ * Longest --shutdown-delay: with the controllers' drain (at most the 10 s renew deadline) and releasing the Lease,
+ * shutdown must stay inside the manifest's terminationGracePeriodSeconds (30).
+ */
+const maxShutdownDelayMs = 10_000;
+
+function shutdownDelay(ms: number, text: string | undefined): number {
+  if (ms > maxShutdownDelayMs) {
+    throw new ConfigError(
+      `--shutdown-delay must be at most 10s (shutdown must finish within the pod's 30 s grace period), got "${text}"`,
+    );
+  }
+  return ms;
+}
+
 /** Parses flags (the last of a repeated flag wins) over environment defaults. Throws a ConfigError that says what to fix. */
 export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
   let values: Record<string, string | boolean | undefined>;
@@ -199,7 +214,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
     checkIntervalMs: duration("check-interval", 1_000, "1s"),
     pausedCheckIntervalMs: duration("paused-check-interval", 1_000, "1s"),
-    shutdownDelayMs: duration("shutdown-delay"),
+    shutdownDelayMs: shutdownDelay(duration("shutdown-delay"), str("shutdown-delay")),
     prometheusUrl: url?.replace(/\/+$/, ""),
     healthPort: int("health-port", 0, 65535),
     metricsPort,

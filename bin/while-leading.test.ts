@@ -50,9 +50,9 @@ describe("what a leader runs", () => {
       deadline: 0,
     },
     {
-      name: "lets work finish when stopping on its own",
-      reason: new LeadershipLostError("stopping", true),
-      deadline: undefined,
+      name: "lets work finish until its last renewal's deadline when stopping on its own",
+      reason: new LeadershipLostError("stopping", 4_000),
+      deadline: 4_000,
     },
     { name: "lets work finish on a plain shutdown", reason: new Error("SIGTERM"), deadline: undefined },
   ])("$name", async ({ reason, deadline }) => {

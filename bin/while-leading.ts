@@ -6,11 +6,13 @@ import { LeadershipLostError } from "../kube/leader-election.ts";
  */
 export type Stoppable = { stop(opts?: { deadlineMs?: number }): Promise<void> };
 
-/** How long work in flight may finish once leading ends for this reason. */
+/**
+ * How long work in flight may finish once leading ends for this reason: for a lost lease, none (it may already
+ * be another replica's); for a replica stopping on its own, until its last renewal's deadline; otherwise the
+ * pieces' own default.
+ */
 export function drainDeadlineMs(reason: unknown): number | undefined {
-  // A lost lease may already be another replica's, which starts within seconds: stop writing at once. A
-  // replica stopping on its own still holds the lease until it releases it, so its work may finish first.
-  return reason instanceof LeadershipLostError && !reason.graceful ? 0 : undefined;
+  return reason instanceof LeadershipLostError ? reason.drainMs : undefined;
 }
 
 /**

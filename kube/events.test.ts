@@ -210,4 +210,13 @@ describe("EventRecorder", () => {
     expect(await rec.skip(other)).toBe("suppressed");
     expect(created).toHaveLength(4);
   });
+
+  it("sends every notice, and keeps the skips it sent before one", async () => {
+    const { created, rec } = recorder();
+    expect(await rec.skip(skip())).toBe("sent");
+    const notice = { ...skip(), reason: eventReasons.forecastPhaseChanged, note: "shadow -> active" };
+    expect([await rec.notice(notice), await rec.notice(notice)]).toEqual(["sent", "sent"]);
+    expect(await rec.skip(skip())).toBe("suppressed");
+    expect(created).toHaveLength(3);
+  });
 });

@@ -91,11 +91,6 @@ export class Lru<K, V> {
     }
   }
 
-  /** Forgets every key `matches` accepts. */
-  deleteWhere(matches: (key: K) => boolean): void {
-    for (const key of [...this.#map.keys()]) if (matches(key)) this.#map.delete(key);
-  }
-
   delete(key: K): void {
     this.#map.delete(key);
   }
@@ -147,7 +142,7 @@ export interface EventRecorderOptions {
   client: EventsClient;
   /** This replica: the pod name. */
   reportingInstance: string;
-  /** How many (uid, type, reason) keys to remember for de-duplication. Default 10,000. */
+  /** How many objects to remember the sent skips of, for de-duplication. Default 10,000. */
   dedupCapacity?: number;
   clock?: Clock;
   log?: { warn(obj: object, msg: string): void };
@@ -157,7 +152,8 @@ export interface EventRecorderOptions {
 export class EventRecorder {
   readonly #opts: EventRecorderOptions;
   readonly #clock: Clock;
-  readonly #sent: Lru<string, string>;
+  /** Per object uid: the skips sent about it, by (type, reason). */
+  readonly #sent: Lru<string, Map<string, string>>;
   #seq = 0;
 
   constructor(opts: EventRecorderOptions) {
@@ -171,20 +167,27 @@ export class EventRecorder {
    * same object: after an action the situation is a new one, and a skip that comes back is news again.
    */
   action(e: EventInput): Promise<RecordResult> {
-    const prefix = `${e.regarding.uid}\u0000`;
-    this.#sent.deleteWhere((key) => key.startsWith(prefix));
+    this.#sent.delete(e.regarding.uid);
+    return this.#send(e);
+  }
+
+  /** Something observed, not done (a forecast phase change, an anomaly): always one Event, skips remembered. */
+  notice(e: EventInput): Promise<RecordResult> {
     return this.#send(e);
   }
 
   /** A skip or block: sent once until its note or fingerprint changes. */
   async skip(e: SkipInput): Promise<RecordResult> {
+    const uid = e.regarding.uid;
     const key = dedupKey(e);
-    if (!shouldSendSkip(this.#sent.get(key), e)) return "suppressed";
+    const sent = this.#sent.get(uid) ?? new Map<string, string>();
+    if (!shouldSendSkip(sent.get(key), e)) return "suppressed";
     const value = dedupValue(e);
     // Remembered before sending so that two concurrent identical skips send one Event.
-    this.#sent.set(key, value);
+    sent.set(key, value);
+    this.#sent.set(uid, sent);
     const result = await this.#send(e);
-    if (result === "failed" && this.#sent.get(key) === value) this.#sent.delete(key);
+    if (result === "failed" && sent.get(key) === value) sent.delete(key);
     return result;
   }
 

@@ -16,10 +16,15 @@ function fakeInformer(startResults: boolean[]) {
     on: (verb: string, handler: (...args: unknown[]) => void) => {
       handlers.set(verb, [...(handlers.get(verb) ?? []), handler]);
     },
+    // As the client does: a failed list is an error event, and start() resolves all the same.
     start: () => {
       const ok = startResults[starts] ?? true;
       starts++;
-      return ok ? Promise.resolve() : Promise.reject(new Error("connection refused"));
+      if (!ok)
+        queueMicrotask(() => {
+          for (const handler of handlers.get("error") ?? []) handler(new Error("connection refused"));
+        });
+      return Promise.resolve();
     },
     stop: () => Promise.resolve(),
     list: () => [] as KubernetesObject[],
@@ -45,6 +50,10 @@ describe("keeping an informer running", () => {
     expect(informer.starts).toBe(4);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(informer.starts).toBe(4);
+    // Healthy for a minute: the next broken watch starts again from the first delay.
+    informer.breakWatch();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(informer.starts).toBe(5);
     await kept.stop();
   });
 

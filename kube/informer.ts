@@ -7,15 +7,17 @@ export interface KeptInformer<T extends KubernetesObject> {
   stop(): Promise<void>;
 }
 
-/** A restart that fails waits twice as long before the next, up to this. */
+/** Each restart after a failure waits twice as long as the one before, up to this. */
 export const MAX_RESTART_DELAY_MS = 30_000;
+/** A watch that ran this long without failing was healthy: its next failure starts from the first delay. */
+export const HEALTHY_AFTER_MS = 60_000;
 
 /**
  * Starts an informer and keeps it running: a broken watch is restarted after `restartDelayMs` (the
- * client stops on error and leaves restarting to us), and a restart that fails itself (the API server
- * down, credentials refused) is tried again, waiting twice as long each time up to MAX_RESTART_DELAY_MS,
- * rather than leaving the cache to go stale. `onChange` runs after every add, update and delete, without
- * telling which: callers re-read the cache (level-based).
+ * client stops on error and leaves restarting to us). While restarts keep failing (the API server down,
+ * credentials refused) each waits twice as long as the one before, up to MAX_RESTART_DELAY_MS, rather than
+ * hammering the API server every second; a restart that throws is retried the same way. `onChange` runs after
+ * every add, update and delete, without telling which: callers re-read the cache (level-based).
  */
 export async function keepInformer<T extends KubernetesObject>(
   informer: Pick<CachedInformer<T>, "on" | "start" | "stop"> & ObjectCache<T>,
@@ -25,25 +27,23 @@ export async function keepInformer<T extends KubernetesObject>(
   let timer: NodeJS.Timeout | undefined;
   const firstDelayMs = opts.restartDelayMs ?? 1_000;
   let delayMs = firstDelayMs;
+  let lastFailureMs = Number.NEGATIVE_INFINITY;
   if (opts.onChange) {
     for (const verb of ["add", "update", "delete"] as const) informer.on(verb, opts.onChange);
   }
+  // The client reports a failed list or watch as an error event (its start() resolves all the same).
   const restartLater = () => {
     if (stopped) return;
-    // One restart pending at a time: a failed start may also report an error.
+    const nowMs = Date.now();
+    if (nowMs - lastFailureMs > HEALTHY_AFTER_MS) delayMs = firstDelayMs;
+    lastFailureMs = nowMs;
+    const waitMs = delayMs;
+    delayMs = Math.min(MAX_RESTART_DELAY_MS, delayMs * 2);
+    // One restart pending at a time.
     clearTimeout(timer);
     timer = setTimeout(() => {
-      if (stopped) return;
-      informer.start().then(
-        () => {
-          delayMs = firstDelayMs;
-        },
-        () => {
-          delayMs = Math.min(MAX_RESTART_DELAY_MS, delayMs * 2);
-          restartLater();
-        },
-      );
-    }, delayMs);
+      if (!stopped) informer.start().catch(restartLater);
+    }, waitMs);
   };
   informer.on("error", restartLater);
   await informer.start();

@@ -304,4 +304,18 @@ describe("LeaderElector on a fake API server and clock", () => {
     await a.stop();
     expect(reasons).toMatchObject([{ graceful: false }, { graceful: true }]);
   });
+
+  it("lets a stopping leader's work drain only until its last renewal's deadline", async () => {
+    const reasons: unknown[] = [];
+    const { clock, hung, a } = candidates([], reasons);
+    a.start();
+    await clock.advance(10_001); // renewed at 10 s
+    hung.add("a"); // the renewal at 12 s hangs until its 5 s timeout
+    await clock.advance(2_500);
+    const stopping = a.stop();
+    await clock.advance(20_000);
+    await stopping;
+    // Stepped down at 17 s, when the hung request gave up: 3 s before the deadline of the renewal at 10 s.
+    expect(reasons).toMatchObject([{ drainMs: 3_000, graceful: true }]);
+  });
 });

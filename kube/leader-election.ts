@@ -142,13 +142,17 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
 export class LeadershipLostError extends Error {
   override name = "LeadershipLostError";
   /**
-   * True when this replica is stopping on its own and still holds the lease until it releases it, so its
-   * work may finish; false when the lease may already be another's, so its work must stop at once.
+   * How long the leader's work may still run: 0 when the lease may already be another's (stop at once); when
+   * this replica stops on its own, the time left before a standby may take the lease (its renew deadline).
    */
-  readonly graceful: boolean;
-  constructor(reason: string, graceful = false) {
+  readonly drainMs: number;
+  constructor(reason: string, drainMs = 0) {
     super(reason);
-    this.graceful = graceful;
+    this.drainMs = Math.max(0, drainMs);
+  }
+  /** Whether the work may finish what it is doing rather than stop at once. */
+  get graceful(): boolean {
+    return this.drainMs > 0;
   }
 }
 
@@ -172,6 +176,8 @@ export class LeaderElector {
   #work: Promise<void> = Promise.resolve();
   #loop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
+  /** When the last successful renewal (or acquisition) was sent. */
+  #lastRenewalSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: LeaderElectorOptions) {
     this.#opts = opts;
@@ -210,7 +216,9 @@ export class LeaderElector {
   async #stop(opts: { release?: boolean }): Promise<void> {
     this.#stopping.abort();
     await this.#loop;
-    this.#stepDown("stopping", true);
+    // No renewal follows from here: the work may drain only until the renew deadline of the last one.
+    const leftMs = this.#lastRenewalSentAt + this.#timings.renewDeadlineMs - this.#clock.now();
+    this.#stepDown("stopping", leftMs);
     await this.#work;
     const written = this.#written;
     if (opts.release === false || !written?.spec || written.spec.holderIdentity !== this.#opts.identity)
@@ -305,6 +313,7 @@ export class LeaderElector {
 
   /** A write that made us holder succeeded: lead, and step down if no renewal follows in time. */
   #renewed(sentAt: number): void {
+    this.#lastRenewalSentAt = sentAt;
     this.#clock.clearTimeout(this.#deadline);
     const left = sentAt + this.#timings.renewDeadlineMs - this.#clock.now();
     if (left <= 0) {
@@ -326,12 +335,12 @@ export class LeaderElector {
       });
   }
 
-  #stepDown(reason: string, graceful = false): void {
+  #stepDown(reason: string, drainMs = 0): void {
     const leading = this.#leading;
     if (!leading) return;
     this.#leading = undefined;
     this.#clock.clearTimeout(this.#deadline);
-    leading.abort(new LeadershipLostError(reason, graceful));
+    leading.abort(new LeadershipLostError(reason, drainMs));
     this.#opts.log?.warn(
       { lease: this.#opts.name, identity: this.#opts.identity, reason },
       "stopped leading",

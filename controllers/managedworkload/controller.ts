@@ -226,7 +226,9 @@ export async function startManagedWorkloadController(
       const result =
         e.kind === "action"
           ? await deps.events.action(input)
-          : await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });
+          : e.kind === "notice"
+            ? await deps.events.notice(input)
+            : await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });
       if (result === "sent") sent.add(e);
     }
     return sent;
@@ -277,7 +279,7 @@ export function lookOrClockAlone(
 
 /** The forecast's notices as action Events, each with the notice it came from. */
 function noticeEvents(look: ForecastLook | undefined): Map<EventIntent, ForecastNotice> {
-  return new Map((look?.notices ?? []).map((n) => [{ ...n, kind: "action" as const }, n]));
+  return new Map((look?.notices ?? []).map((n) => [{ ...n, kind: "notice" as const }, n]));
 }
 
 /** The engine owns status.prediction; its phase changes and anomalies are Events of their own. */

@@ -789,6 +789,18 @@ describe("decide: a sync loop that undoes pauses", () => {
     expect(d.status.pausesUndone).toBeUndefined();
   });
 
+  it("keeps the undone pauses when Napwake wakes a pause that held less than an hour", () => {
+    const status = { ...pausedStatus(t0 - 20 * min), pausesUndone: undone(2, t0 - 5 * 60 * min) };
+    const d = decide(
+      observe({
+        mw: mw({}, status),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+      }),
+    );
+    expect(d.events).toMatchObject([{ reason: "Resumed" }]);
+    expect(d.status.pausesUndone).toEqual(status.pausesUndone);
+  });
+
   it("keeps the undone pauses when a resume interrupted before status is finished", () => {
     const status = { pausesUndone: undone(2, t0 - 5 * 60 * min) };
     const d = decide(observe({ mw: mw({}, status), target: target(3, { [annotations.pausedFrom]: "3" }) }));

@@ -33,7 +33,7 @@ import { decideClock } from "./activity-clock.ts";
 import { decideScaledObjectHold, type ScaledObject, scaledObjectHeldElsewhere } from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
 import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
-import { pauseHeldOff, recordUndo, undoneBy, undoneNote } from "./undone-pauses.ts";
+import { FIRST_HOLD_OFF_MS, pauseHeldOff, recordUndo, undoneBy, undoneNote } from "./undone-pauses.ts";
 
 const hourMs = 3_600_000;
 
@@ -341,11 +341,13 @@ function whilePaused(
       });
   if (wake.action === "wake") {
     const note = `resumed to ${pausedFrom} replicas: ${wake.reason}`;
-    // The pause held until Napwake woke the workload: no sync loop undid it, so none is held off any longer.
+    // A pause that held an hour (the first hold-off) until Napwake woke the workload: no sync loop undid it, so
+    // none is held off any longer. A shorter one says nothing of a loop that syncs less often.
+    const held = pausedSinceMs !== null && obs.nowMs - pausedSinceMs >= FIRST_HOLD_OFF_MS;
     const next = notPaused(
       obs,
       {
-        ...withoutKey(status, "pausesUndone"),
+        ...(held ? withoutKey(status, "pausesUndone") : status),
         ...(activity ? { lastActivity: { time: iso(activity.ms), source: activity.source } } : {}),
       },
       wake.byForecast === "prewake" ? "PreWake" : "Resumed",
@@ -682,7 +684,6 @@ function conditionTime(
  */
 export const CLOCK_SKEW_MS = 5 * 60_000;
 
-/** A stamp as this clock sees it: at most now, or null when missing or too far in the future to trust. */
 /** A stamp as this clock takes it: up to CLOCK_SKEW_MS ahead counts as now, further ahead as unknown (null). */
 export function observedTime(ms: number | null, nowMs: number): number | null {
   if (ms === null || ms > nowMs + CLOCK_SKEW_MS) return null;

@@ -67,8 +67,11 @@ export interface EventIntent {
   type: "Normal" | "Warning";
   reason: EventReason;
   note: string;
-  /** An action is always sent; a skip only when its note or fingerprint changed. */
-  kind: "action" | "skip";
+  /**
+   * An action (something Napwake did) and a notice (something it observed) are always sent; a skip only when its
+   * note or fingerprint changed since it was last sent, or an action came in between.
+   */
+  kind: "action" | "notice" | "skip";
   fingerprint?: string;
 }
 

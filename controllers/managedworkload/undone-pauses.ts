@@ -2,8 +2,8 @@
  * Pauses a sync loop undoes. Argo CD with self-heal, or Flux, sets spec.replicas back to the value in Git
  * shortly after a pause; pausing again after every idle window would restart the pods over and over and save
  * nothing. So an undone pause is recorded, and Napwake holds off pausing for an hour, doubling with each
- * pause undone in a row, up to a day. A pause that holds until Napwake wakes the workload clears the record,
- * and one undone more than a week after the last starts the count again. Pure.
+ * pause undone in a row, up to a day. A pause that holds an hour or more until Napwake wakes the workload
+ * clears the record, and one undone more than a week after the last starts the count again. Pure.
  *
  * Who undid it comes from managedFields: Napwake's scale to zero takes `spec.replicas` over, so a sync loop
  * that owns it again while the pause is recorded has set it since.
