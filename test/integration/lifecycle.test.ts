@@ -149,6 +149,8 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
       async () => ((await deployment(ns, "argo")).replicas === 0 ? true : undefined),
       120_000,
     );
+    // This pause holds an hour, then Napwake wakes the workload: the sync loop no longer undoes pauses.
+    clock.advance(61 * minute);
     await clients.custom.patchNamespacedCustomObject({
       ...managedWorkloadApi,
       namespace: ns,
