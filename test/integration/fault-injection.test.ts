@@ -16,6 +16,7 @@ import {
   managedWorkloadApi,
   readManagedWorkload,
   realWrites,
+  requestOnManagedWorkload,
   shiftedClock,
   startController,
 } from "./operator-support.ts";
@@ -169,18 +170,7 @@ describe("killing the operator between any two writes of a pause or a resume", (
     const writes = dyingWrites(realWrites(clients), name);
     writes.arm(limit);
     const dying = await run(clock, writes);
-    await clients.custom.patchNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace,
-      name: `${name}.deployment`,
-      body: [
-        {
-          op: "add",
-          path: "/metadata/annotations",
-          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
-        },
-      ],
-    });
+    await requestOnManagedWorkload(clients, namespace, `${name}.deployment`, "resume", new Date(clock.now()));
     await eventually(`the operator dies after ${limit} writes of the resume`, async () =>
       writes.made.length >= limit ? true : undefined,
     );

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { annotations } from "../../api/keys.ts";
 import { startOperatorProcess, waitForOperatorReady } from "../cluster/napwake-install.ts";
 import type { RunningProcess } from "../cluster/process.ts";
 import {
@@ -13,7 +12,12 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
-import { installManagedWorkloadCrd, managedWorkload, managedWorkloadApi } from "./operator-support.ts";
+import {
+  installManagedWorkloadCrd,
+  managedWorkload,
+  managedWorkloadApi,
+  requestOnManagedWorkload,
+} from "./operator-support.ts";
 import { httpDeployment } from "./workloads.ts";
 
 /** Two real operator processes with --leader-elect: only the leader acts, and a standby takes over when it dies. */
@@ -61,19 +65,7 @@ describe("leader failover between operator processes", () => {
         .makeApiClient(CoordinationV1Api)
         .readNamespacedLease({ namespace: operatorNamespace, name: "napwake-operator" })
     ).spec?.holderIdentity;
-  const requestPause = (mw: string) =>
-    clients.custom.patchNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace,
-      name: mw,
-      body: [
-        {
-          op: "add",
-          path: "/metadata/annotations",
-          value: { [annotations.pauseRequested]: new Date().toISOString() },
-        },
-      ],
-    });
+  const requestPause = (mw: string) => requestOnManagedWorkload(clients, namespace, mw, "pause", new Date());
   const replicas = async (name: string) =>
     (await clients.apps.readNamespacedDeployment({ namespace, name })).spec?.replicas;
 

@@ -17,6 +17,7 @@ import {
   managedWorkload,
   managedWorkloadApi,
   readManagedWorkload,
+  requestOnManagedWorkload,
   shiftedClock,
   startController,
 } from "./operator-support.ts";
@@ -151,18 +152,7 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
     );
     // This pause holds an hour, then Napwake wakes the workload: the sync loop no longer undoes pauses.
     clock.advance(61 * minute);
-    await clients.custom.patchNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace: ns,
-      name: "argo.deployment",
-      body: [
-        {
-          op: "add",
-          path: "/metadata/annotations",
-          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
-        },
-      ],
-    });
+    await requestOnManagedWorkload(clients, ns, "argo.deployment", "resume", new Date(clock.now()));
     await eventually("woken by Napwake, the record cleared", async () => {
       const [d, m] = [await deployment(ns, "argo"), await mw(ns, "argo")];
       return d.replicas === 2 && m.status?.phase === "Awake" && m.status.pausesUndone === undefined
@@ -273,18 +263,7 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
       metadata: { annotations?: Record<string, string> };
     };
     expect(held.metadata.annotations?.[kedaPausedReplicas]).toBe("0");
-    await clients.custom.patchNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace: ns,
-      name: "keda.deployment",
-      body: [
-        {
-          op: "add",
-          path: "/metadata/annotations",
-          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
-        },
-      ],
-    });
+    await requestOnManagedWorkload(clients, ns, "keda.deployment", "resume", new Date(clock.now()));
     await eventually("resumed and the ScaledObject released", async () => {
       const so = (await clients.custom.getNamespacedCustomObject({
         ...keda,

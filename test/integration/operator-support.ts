@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppsV1Api, CustomObjectsApi, EventsV1Api, KubernetesObjectApi } from "@kubernetes/client-node";
-import { fieldManager } from "../../api/keys.ts";
+import { annotations, fieldManager } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
 import { startCaches } from "../../controllers/caches.ts";
 import {
@@ -135,4 +135,21 @@ export async function readManagedWorkload(
     namespace,
     name,
   })) as ManagedWorkload;
+}
+
+/** What `kubectl napwake pause|resume` does: stamps the request, at `at`, on the ManagedWorkload. */
+export function requestOnManagedWorkload(
+  clients: Clients,
+  namespace: string,
+  name: string,
+  request: "pause" | "resume",
+  at: Date,
+) {
+  const key = request === "pause" ? annotations.pauseRequested : annotations.resumeRequested;
+  return clients.custom.patchNamespacedCustomObject({
+    ...managedWorkloadApi,
+    namespace,
+    name,
+    body: [{ op: "add", path: "/metadata/annotations", value: { [key]: at.toISOString() } }],
+  });
 }

@@ -16,6 +16,7 @@ import {
   managedWorkloadApi,
   readManagedWorkload,
   realWrites,
+  requestOnManagedWorkload,
   shiftedClock,
   startController,
 } from "./operator-support.ts";
@@ -84,18 +85,7 @@ describe("pause and wake on the real control plane", () => {
     ).toHaveLength(1);
 
     // kubectl napwake resume: an annotation the next reconcile acts on.
-    await clients.custom.patchNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace,
-      name: "web.deployment",
-      body: [
-        {
-          op: "add",
-          path: "/metadata/annotations",
-          value: { [annotations.resumeRequested]: new Date(clock.now()).toISOString() },
-        },
-      ],
-    });
+    await requestOnManagedWorkload(clients, namespace, "web.deployment", "resume", new Date(clock.now()));
     await eventually("resumed to exactly 3 with paused-from gone", async () =>
       (await replicas()) === 3 && (await pausedFrom()) === undefined ? true : undefined,
     );
