@@ -74,16 +74,10 @@ export class ConfigError extends Error {
  * Longest --shutdown-delay: with the controllers' drain (at most the 10 s renew deadline) and releasing the Lease,
  * shutdown must stay inside the manifest's terminationGracePeriodSeconds (30).
  */
-const maxShutdownDelayMs = 10_000;
-
-function shutdownDelay(ms: number, text: string | undefined): number {
-  if (ms > maxShutdownDelayMs) {
-    throw new ConfigError(
-      `--shutdown-delay must be at most 10s (shutdown must finish within the pod's 30 s grace period), got "${text}"`,
-    );
-  }
-  return ms;
-}
+const maxShutdownDelay = {
+  ms: 10_000,
+  text: "10s (shutdown must finish within the pod's 30 s grace period)",
+};
 
 /** Parses flags (the last of a repeated flag wins) over environment defaults. Throws a ConfigError that says what to fix. */
 export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
@@ -134,16 +128,26 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     }
     return n;
   };
-  const duration = (name: string, atLeastMs = 0, atLeast = "0s") => {
+  /** A duration flag, within bounds given as milliseconds and as the text a message shows. */
+  const duration = (
+    name: string,
+    bounds: { min?: { ms: number; text: string }; max?: { ms: number; text: string } } = {},
+  ) => {
     let ms: number;
     try {
       ms = parseDuration(str(name) ?? "");
     } catch (err) {
       throw new ConfigError(`--${name}: ${(err as Error).message}`);
     }
-    if (ms < atLeastMs) throw new ConfigError(`--${name} must be at least ${atLeast}, got "${str(name)}"`);
+    if (bounds.min && ms < bounds.min.ms) {
+      throw new ConfigError(`--${name} must be at least ${bounds.min.text}, got "${str(name)}"`);
+    }
+    if (bounds.max && ms > bounds.max.ms) {
+      throw new ConfigError(`--${name} must be at most ${bounds.max.text}, got "${str(name)}"`);
+    }
     return ms;
   };
+  const oneSecond = { ms: 1_000, text: "1s" };
   const logLevel = str("log-level") ?? "info";
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError(
@@ -201,10 +205,8 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     }
     cluster = { label: match[1], value: match[2] };
   }
-  const rightsizingIntervalMs = duration("rightsizing-interval");
-  if (rightsizingIntervalMs < 60_000) {
-    throw new ConfigError(`--rightsizing-interval must be at least 1m, got "${str("rightsizing-interval")}"`);
-  }
+  const rightsizingIntervalMs = duration("rightsizing-interval", { min: { ms: 60_000, text: "1m" } });
+
   return {
     namespace: str("namespace") ?? "napwake-system",
     podName: str("pod-name") ?? "napwake-operator",
@@ -212,9 +214,9 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     leaderElect: values["leader-elect"] === true,
     leaseName: name("lease-name", dnsSubdomain, "a Lease name (a DNS subdomain) such as napwake-operator"),
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
-    checkIntervalMs: duration("check-interval", 1_000, "1s"),
-    pausedCheckIntervalMs: duration("paused-check-interval", 1_000, "1s"),
-    shutdownDelayMs: shutdownDelay(duration("shutdown-delay"), str("shutdown-delay")),
+    checkIntervalMs: duration("check-interval", { min: oneSecond }),
+    pausedCheckIntervalMs: duration("paused-check-interval", { min: oneSecond }),
+    shutdownDelayMs: duration("shutdown-delay", { max: maxShutdownDelay }),
     prometheusUrl: url?.replace(/\/+$/, ""),
     healthPort: int("health-port", 0, 65535),
     metricsPort,
