@@ -9,7 +9,8 @@
  * at an awake workload (a paused one cannot be active without being woken, and a wake is a look).
  *
  * With `spec.forecast.awakeBudget: IdleWindow` (the default) and a trusted idle window shorter than
- * spec.idle.window (by default half of it) each look also accounts the time since the last one: how long the workload was awake, and how long spec.idle.window alone would have kept it awake.
+ * spec.idle.window (by default half of it) each look also accounts the time since the last one: how long the
+ * workload was awake, and how long spec.idle.window alone would have kept it awake.
  * The chance at which a slot counts as "activity expected" is steered by the difference (forecast/budget.ts)
  * while the forecast is trusted, so pre-wakes and vetoes move awake time rather than add to it.
  */
@@ -249,25 +250,18 @@ export class ForecastBook {
     if (nextSlot < nowSlot - config.maxGapSlots)
       return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, too long ago to go on from`);
     // A save time ahead of the clock (a damaged status, a replica whose clock ran ahead) would hold off the
-    // next save until then.
-    const savedAt = timeOf(prediction?.savedAt);
-    const savedAtMs = savedAt === null ? null : Math.min(savedAt, nowMs);
+    // next save until then; an unreadable one counts as now.
+    const savedAtMs = Math.min(timeOf(prediction?.savedAt) ?? nowMs, nowMs);
     return {
+      ...fresh(),
       engine,
       // The slots since the state was saved were not watched: learned as gaps at once (a long gap resets
       // the engine before its advice is used), not when the next slot closes.
       openSlot: nextSlot,
       openWatched: false,
-      active: false,
-      pausedAtLook: false,
-      savedAtMs: savedAtMs ?? nowMs,
+      savedAtMs,
       state: saved,
-      unsent: [],
-      threshold,
-      shownThreshold: threshold,
-      shownAtMs: savedAtMs ?? nowMs,
-      lastLook: null,
-      uid: mw.metadata.uid,
+      shownAtMs: savedAtMs,
     };
   }
 }
