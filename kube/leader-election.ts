@@ -217,8 +217,7 @@ export class LeaderElector {
     this.#stopping.abort();
     await this.#loop;
     // No renewal follows from here: the work may drain only until the renew deadline of the last one.
-    const leftMs = this.#lastRenewalSentAt + this.#timings.renewDeadlineMs - this.#clock.now();
-    this.#stepDown("stopping", leftMs);
+    this.#stepDown("stopping", this.#renewDeadlineLeftMs());
     await this.#work;
     const written = this.#written;
     if (opts.release === false || !written?.spec || written.spec.holderIdentity !== this.#opts.identity)
@@ -315,7 +314,7 @@ export class LeaderElector {
   #renewed(sentAt: number): void {
     this.#lastRenewalSentAt = sentAt;
     this.#clock.clearTimeout(this.#deadline);
-    const left = sentAt + this.#timings.renewDeadlineMs - this.#clock.now();
+    const left = this.#renewDeadlineLeftMs();
     if (left <= 0) {
       this.#stepDown("the renew deadline passed");
       return;
@@ -333,6 +332,11 @@ export class LeaderElector {
         // the work would keep every standby out, so stop campaigning and release it.
         if (this.#leading === leading) void this.stop();
       });
+  }
+
+  /** Time left before the renew deadline of the last successful renewal (negative once it has passed). */
+  #renewDeadlineLeftMs(): number {
+    return this.#lastRenewalSentAt + this.#timings.renewDeadlineMs - this.#clock.now();
   }
 
   #stepDown(reason: string, drainMs = 0): void {

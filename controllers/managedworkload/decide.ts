@@ -368,9 +368,7 @@ function whilePaused(
     "True",
     // A pause by hand stays one (so the forecast keeps leaving it alone) until the workload wakes.
     pausedByHand ? "Requested" : "Idle",
-    pausedByHand
-      ? (pausedCondition?.message ?? `paused from ${pausedFrom} replicas`)
-      : `paused from ${pausedFrom} replicas`,
+    (pausedByHand && pausedCondition?.message) || `paused from ${pausedFrom} replicas`,
   );
   return {
     writes: holdScaledObjects(obs),
