@@ -9,7 +9,7 @@ import {
   type KubeConfig,
   KubernetesObjectApi,
 } from "@kubernetes/client-node";
-import { reconcileCaBundles, type WebhookConfigurationRef } from "../certs/cabundle.ts";
+import { type CaBundleSource, publishCaBundle, type WebhookConfigurationRef } from "../certs/cabundle.ts";
 import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
@@ -67,11 +67,11 @@ export async function startWebhooks(opts: {
 
   if (config.certSource === "self") {
     const manager = certificates as ReturnType<typeof createCertificateManager>;
-    const reconcile = caBundleReconciler(kc, config.configuration, () => manager.caBundlePem(), log);
+    const reconcile = caBundleReconciler(kc, config.configuration, manager, log);
     stoppers.push(manager.subscribe(() => void reconcile()));
-    // Each resync first follows a CA another replica replaced (issuing from it at once), so every replica
-    // publishes, and serves from, the CA in the shared Secret.
-    const timer = setInterval(() => void manager.refresh().then(() => reconcile()), caBundleResyncMs);
+    // Each resync follows a CA another replica replaced (issuing from it at once) and records the replaced
+    // ones in the shared Secret, so every replica serves from the CA in it and publishes the same caBundle.
+    const timer = setInterval(() => void reconcile(), caBundleResyncMs);
     stoppers.push(() => clearInterval(timer));
   }
 
@@ -110,13 +110,13 @@ export async function startWebhooks(opts: {
 }
 
 /**
- * Publishes the CA in our configurations' caBundle; one run at a time, a call during a run runs once more
- * after it. Failures are logged and retried at the next change or resync.
+ * Publishes the caBundle in our configurations (see `publishCaBundle`); one run at a time, a call during a run
+ * runs once more after it. Failures are logged and retried at the next change or resync.
  */
 function caBundleReconciler(
   kc: KubeConfig,
   configuration: string,
-  caPem: () => string | undefined,
+  source: CaBundleSource,
   log: Logger,
 ): () => Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kc);
@@ -127,10 +127,8 @@ function caBundleReconciler(
   let running: Promise<void> | undefined;
   let again = false;
   const once = async () => {
-    const pem = caPem();
-    if (!pem) return;
     try {
-      const results = await reconcileCaBundles(api, refs, pem);
+      const results = await publishCaBundle(api, refs, source);
       for (const { ref, outcome } of results) {
         if (outcome !== "unchanged") log.info({ ...ref, outcome }, "webhooks: caBundle reconciled");
       }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { caBundleApply, caBundleOf, caBundleUpdate, type WebhookConfigurationLike } from "./cabundle.ts";
+import {
+  caBundleApply,
+  caBundleOf,
+  caBundleUpdate,
+  publishedCas,
+  type WebhookConfigurationLike,
+} from "./cabundle.ts";
 
 const bundle = caBundleOf("PEM");
 const service = { namespace: "napwake-system", name: "napwake-webhook" };
@@ -46,5 +52,39 @@ it("applies only the caBundle of each webhook", () => {
       { name: "a", clientConfig: { caBundle: bundle } },
       { name: "b", clientConfig: { caBundle: bundle } },
     ],
+  });
+});
+
+describe("publishedCas", () => {
+  const pem = (name: string) => `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----`;
+  const webhook = (name: string, caBundle?: string) => ({ name, clientConfig: { service, caBundle } });
+  it.each<{ name: string; configs: (WebhookConfigurationLike | undefined)[]; want: string[] }>([
+    {
+      name: "every CA our webhooks trust, each once",
+      configs: [
+        {
+          webhooks: [
+            webhook("a", caBundleOf(`${pem("NEW")}\n${pem("OLD")}\n`)),
+            webhook("b", caBundleOf(pem("NEW"))),
+          ],
+        },
+        { webhooks: [webhook("c", caBundleOf(pem("OLDER")))] },
+      ],
+      want: [pem("NEW"), pem("OLD"), pem("OLDER")],
+    },
+    {
+      name: "none from URL webhooks, which are not ours",
+      configs: [
+        { webhooks: [{ name: "u", clientConfig: { url: "https://x", caBundle: caBundleOf(pem("X")) } }] },
+      ],
+      want: [],
+    },
+    {
+      name: "none from an empty caBundle or a missing configuration",
+      configs: [{ webhooks: [webhook("a"), webhook("b", "")] }, undefined],
+      want: [],
+    },
+  ])("lists $name", ({ configs, want }) => {
+    expect(publishedCas(configs)).toEqual(want);
   });
 });

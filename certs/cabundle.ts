@@ -2,6 +2,7 @@ import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-n
 import { fieldManager } from "../api/keys.ts";
 import { serverSideApply } from "../kube/apply.ts";
 import { httpCode } from "../kube/errors.ts";
+import { splitCertificates } from "./retired-cas.ts";
 
 export type WebhookConfigurationKind = "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration";
 
@@ -46,32 +47,63 @@ export function caBundleApply(ref: WebhookConfigurationRef, webhooks: readonly s
 
 export type CaBundleOutcome = "updated" | "unchanged" | "missing";
 
-/**
- * Injects `caPem` into the caBundle of our webhook configurations; reads first, writes only what differs.
- * A missing configuration (manifests not applied yet) is reported, not created. Safe from every replica:
- * they share the CA, so they converge on the same value.
- */
-export async function reconcileCaBundles(
+/** A webhook configuration as read: undefined when it does not exist (manifests not applied yet). */
+export interface ReadConfiguration {
+  ref: WebhookConfigurationRef;
+  config: WebhookConfigurationLike | undefined;
+}
+
+export async function readWebhookConfigurations(
   api: KubernetesObjectApi,
   refs: readonly WebhookConfigurationRef[],
-  caPem: string,
-): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
-  const caBundle = caBundleOf(caPem);
-  const results: { ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[] = [];
+): Promise<ReadConfiguration[]> {
+  const read: ReadConfiguration[] = [];
   for (const ref of refs) {
-    let config: WebhookConfigurationLike;
     try {
-      config = (await api.read({
+      const config = (await api.read({
         apiVersion: "admissionregistration.k8s.io/v1",
         kind: ref.kind,
         metadata: { name: ref.name },
       })) as WebhookConfigurationLike;
+      read.push({ ref, config });
     } catch (error) {
-      if (httpCode(error) === 404) {
-        results.push({ ref, outcome: "missing" });
-        continue;
-      }
-      throw error;
+      if (httpCode(error) !== 404) throw error;
+      read.push({ ref, config: undefined });
+    }
+  }
+  return read;
+}
+
+/** The PEM certificates the caBundles of our (Service-backed) webhooks trust now, each once. */
+export function publishedCas(configs: readonly (WebhookConfigurationLike | undefined)[]): string[] {
+  const bundles = configs.flatMap((config) =>
+    (config?.webhooks ?? []).flatMap((w) =>
+      w.clientConfig.service !== undefined && w.clientConfig.caBundle ? [w.clientConfig.caBundle] : [],
+    ),
+  );
+  const pems = new Set(
+    [...new Set(bundles)].flatMap((bundle) =>
+      splitCertificates(Buffer.from(bundle, "base64").toString("utf8")),
+    ),
+  );
+  return [...pems];
+}
+
+/**
+ * Injects `caPem` into the caBundle of the configurations read; writes only what differs. A missing
+ * configuration is reported, not created.
+ */
+export async function applyCaBundles(
+  api: KubernetesObjectApi,
+  read: readonly ReadConfiguration[],
+  caPem: string,
+): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
+  const caBundle = caBundleOf(caPem);
+  const results: { ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[] = [];
+  for (const { ref, config } of read) {
+    if (!config) {
+      results.push({ ref, outcome: "missing" });
+      continue;
     }
     const update = caBundleUpdate(config, caBundle);
     if (!update.stale) {
@@ -85,4 +117,44 @@ export async function reconcileCaBundles(
     results.push({ ref, outcome: "updated" });
   }
   return results;
+}
+
+/** Injects `caPem` into the caBundle of our webhook configurations: reads them, then `applyCaBundles`. */
+export async function reconcileCaBundles(
+  api: KubernetesObjectApi,
+  refs: readonly WebhookConfigurationRef[],
+  caPem: string,
+): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
+  return applyCaBundles(api, await readWebhookConfigurations(api, refs), caPem);
+}
+
+/** What the caBundle reconcile needs of the certificate manager (certs/manager.ts). */
+export interface CaBundleSource {
+  refresh(published?: readonly string[]): Promise<void>;
+  caBundlePem(): string | undefined;
+}
+
+/**
+ * One caBundle reconcile of a replica. Reads our configurations; lets the manager follow the shared CA and
+ * record, as replaced, every CA the configurations trust that is no longer the current one (a replica started
+ * after a switch learns of the previous CA only there); then publishes the manager's bundle where it differs.
+ * Safe from every replica: the bundle is computed from the shared CA Secret, so they converge on one value.
+ * The manager follows the CA even when the configurations cannot be read; the read error is thrown after.
+ */
+export async function publishCaBundle(
+  api: KubernetesObjectApi,
+  refs: readonly WebhookConfigurationRef[],
+  source: CaBundleSource,
+): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
+  let read: ReadConfiguration[] | undefined;
+  let readError: unknown;
+  try {
+    read = await readWebhookConfigurations(api, refs);
+  } catch (error) {
+    readError = error;
+  }
+  await source.refresh(publishedCas((read ?? []).map((r) => r.config)));
+  if (!read) throw readError;
+  const pem = source.caBundlePem();
+  return pem ? applyCaBundles(api, read, pem) : [];
 }

@@ -2,8 +2,9 @@ import { X509Certificate } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { createCertificateManager, type SecretStore } from "./manager.ts";
+import { type CertificateManagerOptions, createCertificateManager, type SecretStore } from "./manager.ts";
 import { createCertificateAuthority, defaultPkiDeps } from "./pki.ts";
+import { parseRetiredCas, retiredCasAnnotation, splitCertificates } from "./retired-cas.ts";
 import { caSecret, type SecretRef } from "./rotation.ts";
 
 const pki = { ...defaultPkiDeps, keyBits: 1024 };
@@ -13,12 +14,21 @@ const hour = 3600_000;
 const logger = pino({ level: "silent" });
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-/** An in-memory Secret store; `staleReads` makes the next reads miss, as when replicas race. */
+/**
+ * An in-memory Secret store with resourceVersions, updates refused on a stale one as the API server does;
+ * `staleReads` makes the next reads miss, as when replicas race.
+ */
 function memoryStore() {
   const secrets = new Map<string, V1Secret>();
-  const calls = { creates: 0, reads: 0 };
+  const calls = { creates: 0, reads: 0, updates: 0, conflicts: 0 };
   let staleReads = 0;
   let failReads = false;
+  let failUpdates = false;
+  let version = 0;
+  const stamped = (secret: V1Secret): V1Secret => ({
+    ...structuredClone(secret),
+    metadata: { ...secret.metadata, resourceVersion: String(++version) },
+  });
   const store: SecretStore = {
     async read(r) {
       calls.reads++;
@@ -33,14 +43,38 @@ function memoryStore() {
       calls.creates++;
       const key = `${secret.metadata?.namespace}/${secret.metadata?.name}`;
       if (secrets.has(key)) return "exists";
-      secrets.set(key, structuredClone(secret));
+      secrets.set(key, stamped(secret));
       return "created";
+    },
+    async update(secret) {
+      if (failUpdates) throw new Error("forbidden");
+      const key = `${secret.metadata?.namespace}/${secret.metadata?.name}`;
+      const stored = secrets.get(key);
+      if (!stored || stored.metadata?.resourceVersion !== secret.metadata?.resourceVersion) {
+        calls.conflicts++;
+        return "conflict";
+      }
+      calls.updates++;
+      secrets.set(key, stamped(secret));
+      return "updated";
     },
   };
   return {
     store,
     secrets,
     calls,
+    /** Replaces the CA Secret as a person would (kubectl replace): a new CA, no annotations. */
+    replaceCa(pem: { certPem: string; keyPem: string }) {
+      secrets.set("napwake-system/napwake-webhook-ca", stamped(caSecret(ref, pem)));
+    },
+    /** The replaced CAs recorded on the CA Secret. */
+    recorded(now: Date) {
+      const secret = secrets.get("napwake-system/napwake-webhook-ca");
+      return parseRetiredCas(secret?.metadata?.annotations?.[retiredCasAnnotation], now, 15 * 60_000);
+    },
+    failUpdates: (fail: boolean) => {
+      failUpdates = fail;
+    },
     missNextReads: (n: number) => {
       staleReads = n;
     },
@@ -82,7 +116,12 @@ function fakeClock(start = new Date("2026-01-01T00:00:00Z")) {
   };
 }
 
-function manager(store: SecretStore, clock: ReturnType<typeof fakeClock>, servingValidForMs = 24 * hour) {
+function manager(
+  store: SecretStore,
+  clock: ReturnType<typeof fakeClock>,
+  servingValidForMs = 24 * hour,
+  more: Partial<CertificateManagerOptions> = {},
+) {
   return createCertificateManager({
     secrets: store,
     caSecret: ref,
@@ -92,10 +131,27 @@ function manager(store: SecretStore, clock: ReturnType<typeof fakeClock>, servin
     timers: clock.timers,
     logger,
     pki,
+    ...more,
   });
 }
 
 const serial = (pem: string | undefined) => new X509Certificate(pem ?? "").serialNumber;
+const fingerprint = (pem: string | undefined) => new X509Certificate(pem ?? "").fingerprint256;
+/** The fingerprints of the CAs in a bundle, in order. */
+const cas = (bundle: string | undefined) => splitCertificates(bundle ?? "").map(fingerprint);
+const newCa = (commonName: string) =>
+  createCertificateAuthority({ commonName, notBefore: new Date(), validForMs: 24 * hour * 365 }, pki);
+
+/** A logger that keeps the warnings. */
+function warningsLogger() {
+  const warnings: { fields: object; message: string }[] = [];
+  const log = {
+    info: () => undefined,
+    error: () => undefined,
+    warn: (fields: object, message: string) => warnings.push({ fields, message }),
+  };
+  return { logger: log as unknown as CertificateManagerOptions["logger"], warnings };
+}
 
 describe("certificate manager", () => {
   it("creates the CA Secret when absent and issues a serving certificate from it", async () => {
@@ -158,23 +214,138 @@ describe("certificate manager", () => {
     expect(told).toBe(0);
     expect(m.caBundlePem()).toBe(m.caPem());
     const before = m.caPem();
-    const replaced = createCertificateAuthority(
-      { commonName: "replaced", notBefore: new Date(), validForMs: 24 * hour * 365 },
-      pki,
-    );
-    memory.secrets.set("napwake-system/napwake-webhook-ca", caSecret(ref, replaced));
+    const replaced = newCa("replaced");
+    memory.replaceCa(replaced);
     await m.refresh();
     expect(told).toBe(1);
     expect(m.caPem()).toBe(replaced.certPem);
     // Both CAs are published for a while, so a replica still serving from the old one stays trusted.
-    const bundle = m.caBundlePem() ?? "";
-    expect(bundle).toContain(replaced.certPem.trim());
-    expect(bundle).toContain(before?.trim());
+    expect(cas(m.caBundlePem())).toEqual([fingerprint(replaced.certPem), fingerprint(before)]);
     clock.advance(16 * 60_000);
     expect(m.caBundlePem()).toBe(replaced.certPem);
     expect(
       new X509Certificate(m.current()?.certPem ?? "").checkIssued(new X509Certificate(replaced.certPem)),
     ).toBe(true);
+  });
+
+  it("records the CA it served from in the Secret when it follows a replaced one, with the grace's deadline", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock);
+    await m.start();
+    const before = m.caPem();
+    memory.replaceCa(newCa("replaced"));
+    clock.advance(2 * 60_000);
+    await m.refresh();
+    expect(memory.recorded(clock.now())).toEqual({
+      retired: [
+        {
+          pem: new X509Certificate(before ?? "").toString(),
+          until: new Date(clock.now().getTime() + 15 * 60_000),
+        },
+      ],
+      problems: [],
+    });
+  });
+
+  it("a replica started after the switch publishes the same caBundle as one that saw it, until the recorded deadline", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const early = manager(memory.store, clock);
+    await early.start();
+    const previous = early.caPem();
+    const replaced = newCa("replaced");
+    memory.replaceCa(replaced);
+    await early.refresh();
+    clock.advance(5 * 60_000);
+    const late = manager(memory.store, clock);
+    await late.start();
+    expect(late.caPem()).toBe(replaced.certPem);
+    expect(cas(late.caBundlePem())).toEqual([fingerprint(replaced.certPem), fingerprint(previous)]);
+    expect(late.caBundlePem()).toBe(early.caBundlePem());
+    // Both drop it at the deadline recorded when `early` followed, not 15 minutes after `late` started.
+    clock.advance(10 * 60_000);
+    await late.refresh();
+    expect(cas(late.caBundlePem())).toEqual([fingerprint(replaced.certPem)]);
+    expect(early.caBundlePem()).toBe(late.caBundlePem());
+  });
+
+  it("replicas that follow a replaced CA together record the previous one once, with one deadline", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const replicas = [
+      manager(memory.store, clock),
+      manager(memory.store, clock),
+      manager(memory.store, clock),
+    ];
+    for (const r of replicas) await r.start();
+    const previous = replicas[0]?.caPem();
+    memory.replaceCa(newCa("replaced"));
+    await Promise.all(replicas.map((r) => r.refresh()));
+    expect(memory.calls.updates).toBe(1);
+    expect(memory.calls.conflicts).toBeGreaterThan(0);
+    expect(memory.recorded(clock.now()).retired.map((ca) => fingerprint(ca.pem))).toEqual([
+      fingerprint(previous),
+    ]);
+    expect(new Set(replicas.map((r) => r.caBundlePem())).size).toBe(1);
+  });
+
+  it("a replica that creates the CA after the Secret was deleted keeps the CA the webhooks still trust", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const early = manager(memory.store, clock);
+    await early.start();
+    const previous = early.caPem() ?? "";
+    memory.secrets.delete("napwake-system/napwake-webhook-ca");
+    const late = manager(memory.store, clock);
+    await late.start();
+    // What the caBundle reconcile passes: the CAs published in the webhook configurations.
+    await late.refresh([previous]);
+    const current = late.caPem();
+    expect(cas(late.caBundlePem())).toEqual([fingerprint(current), fingerprint(previous)]);
+    await early.refresh();
+    expect(early.caPem()).toBe(current);
+    expect(early.caBundlePem()).toBe(late.caBundlePem());
+  });
+
+  it("ignores a corrupt record with a warning, and replaces it with a readable one", async () => {
+    const memory = memoryStore();
+    const secret = caSecret(ref, newCa("shared"));
+    memory.secrets.set("napwake-system/napwake-webhook-ca", {
+      ...secret,
+      metadata: { ...secret.metadata, annotations: { [retiredCasAnnotation]: "{not json" } },
+    });
+    const { logger: log, warnings } = warningsLogger();
+    const m = manager(memory.store, fakeClock(new Date()), 24 * hour, { logger: log });
+    await m.start();
+    expect(cas(m.caBundlePem())).toEqual([fingerprint(m.caPem())]);
+    expect(warnings).toEqual([
+      {
+        fields: expect.objectContaining({ problem: expect.stringContaining("not JSON") }),
+        message: "certificates: ignoring a replaced CA that cannot be read",
+      },
+    ]);
+    const annotations = memory.secrets.get("napwake-system/napwake-webhook-ca")?.metadata?.annotations ?? {};
+    expect(retiredCasAnnotation in annotations).toBe(false);
+  });
+
+  it("publishes a replaced CA from memory when the Secret cannot be written, and records it once it can", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock);
+    await m.start();
+    const previous = m.caPem();
+    const replaced = newCa("replaced");
+    memory.replaceCa(replaced);
+    memory.failUpdates(true);
+    await m.refresh();
+    expect(cas(m.caBundlePem())).toEqual([fingerprint(replaced.certPem), fingerprint(previous)]);
+    expect(memory.recorded(clock.now()).retired).toEqual([]);
+    const deadline = clock.now().getTime() + 15 * 60_000;
+    clock.advance(5 * 60_000);
+    memory.failUpdates(false);
+    await m.refresh();
+    expect(memory.recorded(clock.now()).retired.map((ca) => ca.until.getTime())).toEqual([deadline]);
   });
 
   it("keeps its CA when the Secret cannot be read at a refresh", async () => {

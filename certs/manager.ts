@@ -1,5 +1,6 @@
 import type { CoreV1Api, V1Secret } from "@kubernetes/client-node";
 import type { Logger as PinoLogger } from "pino";
+import { fieldManager } from "../api/keys.ts";
 import { httpCode } from "../kube/errors.ts";
 import {
   createCertificateAuthority,
@@ -8,6 +9,14 @@ import {
   type KeyPair,
   type PkiDeps,
 } from "./pki.ts";
+import {
+  decideTrust,
+  describeRetiredCas,
+  type RetiredCa,
+  retiredCasAnnotation,
+  trustBundle,
+  withRetiredCas,
+} from "./retired-cas.ts";
 import {
   caFromSecret,
   caSecret,
@@ -21,11 +30,16 @@ import {
 
 type Logger = Pick<PinoLogger, "info" | "warn" | "error">;
 
-/** The two Secret calls the manager makes. */
+/** The Secret calls the manager makes. */
 export interface SecretStore {
   read(ref: SecretRef): Promise<V1Secret | undefined>;
   /** Creates the Secret; `"exists"` when someone else created it first (HTTP 409). */
   create(secret: V1Secret): Promise<"created" | "exists">;
+  /**
+   * Replaces the Secret, only if it is still at the resourceVersion it carries: `"conflict"` when someone
+   * else wrote it meanwhile (HTTP 409) or deleted it (HTTP 404), to decide again from a fresh read.
+   */
+  update(secret: V1Secret): Promise<"updated" | "conflict">;
 }
 
 export function kubeSecretStore(core: CoreV1Api): SecretStore {
@@ -44,6 +58,21 @@ export function kubeSecretStore(core: CoreV1Api): SecretStore {
         return "created";
       } catch (error) {
         if (httpCode(error) === 409) return "exists";
+        throw error;
+      }
+    },
+    async update(secret) {
+      try {
+        await core.replaceNamespacedSecret({
+          namespace: secret.metadata?.namespace ?? "",
+          name: secret.metadata?.name ?? "",
+          body: secret,
+          fieldManager,
+        });
+        return "updated";
+      } catch (error) {
+        const code = httpCode(error);
+        if (code === 409 || code === 404) return "conflict";
         throw error;
       }
     },
@@ -66,7 +95,10 @@ export interface CertificateManagerOptions {
   caValidForMs?: number;
   /** After a failed renewal, try again this much later. */
   retryDelayMs?: number;
-  /** How long the previous CA stays in the caBundle after a switch. Default 15 minutes (three resyncs). */
+  /**
+   * How long a replaced CA stays in the caBundle, from when a replica first learned it was replaced (recorded
+   * in the CA Secret, so every replica keeps it until the same deadline). Default 15 minutes (three resyncs).
+   */
   previousCaGraceMs?: number;
   now: () => Date;
   timers?: Timers;
@@ -75,6 +107,8 @@ export interface CertificateManagerOptions {
 }
 
 export const defaultPreviousCaGraceMs = 15 * 60_000;
+
+type Authority = { pair: KeyPair; notAfter: Date };
 
 export interface CertificateManager {
   /** Gets (or creates) the shared CA and issues the first serving certificate. Throws if it cannot. */
@@ -85,8 +119,10 @@ export interface CertificateManager {
   /** The PEM of the CA that signed the current serving certificate. */
   caPem(): string | undefined;
   /**
-   * The caBundle to publish: the current CA, and for `previousCaGraceMs` after a switch to a replaced CA the
-   * previous one too, so replicas still serving from it stay trusted until they have followed (see `refresh`).
+   * The caBundle to publish: the CA in the shared Secret, and each replaced CA until the deadline recorded
+   * with it in the Secret, so replicas still serving from it stay trusted until they have followed (see
+   * `refresh`). Computed from the Secret alone, so every replica, one started after the switch included,
+   * publishes the same bundle.
    */
   caBundlePem(): string | undefined;
   /** When the current serving certificate will be renewed. */
@@ -95,8 +131,13 @@ export interface CertificateManager {
    * Re-reads the shared CA and, when another replica replaced it, issues a serving certificate from the new
    * one at once (subscribers are told), so replicas converge on a replaced CA within one refresh rather than
    * at their next renewal. An unreadable Secret changes nothing.
+   *
+   * Every CA this replica knows was trusted and is no longer the current one is recorded in the Secret as
+   * replaced, with a deadline, unless it is recorded already: the CA it served from, and the CAs in
+   * `published` (the PEM certificates our webhook configurations trust now, which a replica started after
+   * the switch knows of only from there).
    */
-  refresh(): Promise<void>;
+  refresh(published?: readonly string[]): Promise<void>;
   subscribe(listener: () => void): () => void;
 }
 
@@ -105,6 +146,8 @@ export interface CertificateManager {
  * to create the CA safely: the create fails on conflict and the loser re-reads the winner's. The certificate
  * is renewed at two thirds of its life; each renewal re-reads the CA (so replicas converge on a replaced CA)
  * but falls back to the one it has if the API server is unreachable, so renewal never depends on it.
+ * Replaced CAs are recorded in the Secret (see certs/retired-cas.ts), written only if the Secret is unchanged
+ * since it was read, so replicas that retire CAs at once all end up in the record.
  */
 export function createCertificateManager(options: CertificateManagerOptions): CertificateManager {
   const { logger, now } = options;
@@ -114,14 +157,18 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
   };
   const pki = options.pki ?? defaultPkiDeps;
   const listeners = new Set<() => void>();
-  let ca: { pair: KeyPair; notAfter: Date } | undefined;
-  let previousCa: { pem: string; until: number } | undefined;
+  const graceMs = options.previousCaGraceMs ?? defaultPreviousCaGraceMs;
+  const secretName = `${options.caSecret.namespace}/${options.caSecret.name}`;
+  /** The CA this replica serves from. */
+  let ca: Authority | undefined;
+  /** The CA in the shared Secret and its record of replaced CAs, as last read (and written). */
+  let shared: { caPem: string; retired: RetiredCa[] } | undefined;
   let serving: KeyPair | undefined;
   let renewAt: Date | undefined;
   let timer: unknown;
   let stopped = false;
 
-  async function loadCa(): Promise<{ pair: KeyPair; notAfter: Date }> {
+  async function readOrCreateCa(): Promise<V1Secret> {
     const ref = options.caSecret;
     let secret = await options.secrets.read(ref);
     if (!secret) {
@@ -142,14 +189,74 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
         "certificates: CA Secret created or found",
       );
       secret = await options.secrets.read(ref);
-      if (!secret) throw new Error(`Secret ${ref.namespace}/${ref.name} vanished right after it was created`);
+      if (!secret) throw new Error(`Secret ${secretName} vanished right after it was created`);
     }
-    const parsed = caFromSecret(secret, now());
-    if ("problem" in parsed) throw new Error(parsed.problem);
-    return { pair: parsed.ca, notAfter: parsed.notAfter };
+    return secret;
   }
 
-  function issue(authority: { pair: KeyPair; notAfter: Date }): void {
+  /**
+   * Reads (or creates) the shared CA and brings the Secret's record of replaced CAs up to date: adds this
+   * replica's CA if the Secret holds another one, and the `published` ones; drops those long past their
+   * deadline. Written only if the Secret is unchanged since the read; on a conflict, read and decide again.
+   * A record that cannot be written is kept in memory, so this replica still publishes it. Returns the CA.
+   */
+  async function loadCa(published: readonly string[] = []): Promise<Authority> {
+    for (let attempt = 1; ; attempt++) {
+      const secret = await readOrCreateCa();
+      const at = now();
+      const parsed = caFromSecret(secret, at);
+      if ("problem" in parsed) throw new Error(parsed.problem);
+      const authority = { pair: parsed.ca, notAfter: parsed.notAfter };
+      const value = secret.metadata?.annotations?.[retiredCasAnnotation];
+      const decided = decideTrust({
+        current: authority.pair.certPem,
+        record: value,
+        known: shared?.retired ?? [],
+        learned: [
+          ...(ca && ca.pair.certPem !== authority.pair.certPem ? [ca.pair.certPem] : []),
+          ...published,
+        ],
+        now: at,
+        graceMs,
+      });
+      if (attempt === 1) {
+        for (const problem of decided.problems) {
+          logger.warn(
+            { secret: secretName, problem },
+            "certificates: ignoring a replaced CA that cannot be read",
+          );
+        }
+      }
+      shared = { caPem: authority.pair.certPem, retired: decided.retired };
+      if (decided.record === value) return authority;
+      let outcome: "updated" | "conflict";
+      try {
+        outcome = await options.secrets.update(withRetiredCas(secret, decided.record));
+      } catch (error) {
+        logger.warn(
+          { err: error, secret: secretName },
+          "certificates: could not record the replaced CAs; publishing them from memory",
+        );
+        return authority;
+      }
+      if (outcome === "updated") {
+        logger.info(
+          { secret: secretName, retired: describeRetiredCas(decided.retired) },
+          "certificates: replaced CAs recorded",
+        );
+        return authority;
+      }
+      if (attempt >= 3) {
+        logger.warn(
+          { secret: secretName },
+          "certificates: the CA Secret kept changing; recording the replaced CAs at the next refresh",
+        );
+        return authority;
+      }
+    }
+  }
+
+  function issue(authority: Authority): void {
     const issuedAt = now();
     const validForMs = servingLifetimeMs(
       issuedAt,
@@ -169,12 +276,6 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
       },
       pki,
     );
-    if (ca && ca.pair.certPem !== authority.pair.certPem) {
-      previousCa = {
-        pem: ca.pair.certPem,
-        until: issuedAt.getTime() + (options.previousCaGraceMs ?? defaultPreviousCaGraceMs),
-      };
-    }
     ca = authority;
     renewAt = renewalTime(issuedAt, new Date(issuedAt.getTime() + validForMs));
     logger.info({ renewAt: renewAt.toISOString(), validForMs }, "certificates: serving certificate issued");
@@ -234,17 +335,13 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     },
     current: () => serving,
     caPem: () => ca?.pair.certPem,
-    caBundlePem() {
-      if (!ca) return undefined;
-      const keepPrevious = previousCa && now().getTime() < previousCa.until;
-      return keepPrevious ? `${ca.pair.certPem.trimEnd()}\n${previousCa?.pem.trimEnd()}\n` : ca.pair.certPem;
-    },
+    caBundlePem: () => (shared ? trustBundle(shared.caPem, shared.retired, now()) : undefined),
     renewsAt: () => renewAt,
-    async refresh() {
+    async refresh(published = []) {
       if (stopped || !ca) return;
-      let authority: { pair: KeyPair; notAfter: Date };
+      let authority: Authority;
       try {
-        authority = await loadCa();
+        authority = await loadCa(published);
       } catch (error) {
         logger.warn({ err: error }, "certificates: could not re-read the CA Secret; keeping the current CA");
         return;

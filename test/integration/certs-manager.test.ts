@@ -1,16 +1,17 @@
-import type { X509Certificate } from "node:crypto";
+import { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";
 import type { V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
+import { publishCaBundle, reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
 import { type CertificateManager, createCertificateManager, kubeSecretStore } from "../../certs/manager.ts";
+import { parseRetiredCas, retiredCasAnnotation, splitCertificates } from "../../certs/retired-cas.ts";
 import { caFromSecret, serviceDnsNames } from "../../certs/rotation.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import { napwakeWebhooks } from "../../webhook/registry.ts";
 import { createWebhookServer, type WebhookServer } from "../../webhook/server.ts";
 import { harnessFieldManager } from "../cluster/bootstrap.ts";
-import { webhookInstall } from "../cluster/napwake-install.ts";
+import { injectedCaBundle, webhookInstall } from "../cluster/napwake-install.ts";
 import {
   type Clients,
   clusterClients,
@@ -24,16 +25,27 @@ const serverIp = "198.19.0.21";
 const serviceName = "napwake-webhook";
 const logger = pino({ level: "silent" });
 
-function manager(clients: Clients, namespace: string, servingValidForMs?: number): CertificateManager {
+function manager(
+  clients: Clients,
+  namespace: string,
+  servingValidForMs?: number,
+  opts: { caSecret?: string; previousCaGraceMs?: number } = {},
+): CertificateManager {
   return createCertificateManager({
     secrets: kubeSecretStore(clients.core),
-    caSecret: { namespace, name: "napwake-webhook-ca" },
+    caSecret: { namespace, name: opts.caSecret ?? "napwake-webhook-ca" },
     dnsNames: serviceDnsNames(namespace, serviceName),
     servingValidForMs,
+    previousCaGraceMs: opts.previousCaGraceMs,
     now: () => new Date(),
     logger,
   });
 }
+
+const fingerprint = (pem: string | undefined) => new X509Certificate(pem ?? "").fingerprint256;
+/** The fingerprints of the CAs in a PEM bundle, in order. */
+const cas = (bundle: string | undefined) => splitCertificates(bundle ?? "").map(fingerprint);
+const outcomes = (results: { outcome: string }[]) => results.map((r) => r.outcome);
 
 /** The certificate the server presents to a new connection, as the API server would dial it (with SNI). */
 function servedCertificate(port: number, namespace: string, caPem: string): Promise<X509Certificate> {
@@ -65,6 +77,35 @@ describe("certificate manager on the real API server", () => {
     clients = clusterClients();
     namespace = await createTestNamespace(clients, "certs");
   });
+
+  /** Webhook configurations of their own (calling nobody: they select no namespace that exists). */
+  async function installConfigurations(name: string): Promise<WebhookConfigurationRef[]> {
+    const own: WebhookConfigurationRef[] = [
+      { kind: "MutatingWebhookConfiguration", name },
+      { kind: "ValidatingWebhookConfiguration", name },
+    ];
+    refs.push(...own);
+    await serverSideApply(
+      clients.objects,
+      webhookInstall({
+        namespace,
+        service: name,
+        configuration: name,
+        ip: serverIp,
+        port: 9,
+        excludeNamespaces: [],
+        onlyNamespaces: [`${namespace}-none`],
+      }),
+      harnessFieldManager,
+    );
+    return own;
+  }
+
+  /** The CAs the caBundle of every webhook of the configurations `name` trusts (they must all agree). */
+  async function published(name: string): Promise<string[]> {
+    const bundle = await injectedCaBundle(clients.kc, name);
+    return cas(Buffer.from(bundle ?? "", "base64").toString("utf8"));
+  }
 
   afterAll(async () => {
     for (const ref of refs) {
@@ -155,5 +196,83 @@ describe("certificate manager on the real API server", () => {
     });
     expect(stamped.metadata?.annotations?.["napwake.dev/managed-by"]).toBe("the-owner");
     expect((await servedCertificate(port, namespace, caPem)).serialNumber).not.toBe(first.serialNumber);
+  });
+
+  it("a replica created after the CA was replaced publishes the same caBundle, with both CAs, as one that followed it", async () => {
+    const caSecret = "napwake-webhook-ca-replaced";
+    const name = `napwake-${namespace}-replaced`;
+    const own = await installConfigurations(name);
+    const first = manager(clients, namespace, undefined, { caSecret });
+    managers.push(first);
+    await first.start();
+    const previous = first.caPem();
+    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["updated", "updated"]);
+
+    // Replaced as the docs say: the Secret deleted, `first` creates a new CA at its next resync and follows it.
+    await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
+    const followedAt = Date.now();
+    await publishCaBundle(clients.objects, own, first);
+    const current = first.caPem();
+    expect(fingerprint(current)).not.toBe(fingerprint(previous));
+    const secret = await clients.core.readNamespacedSecret({ namespace, name: caSecret });
+    const recorded = parseRetiredCas(
+      secret.metadata?.annotations?.[retiredCasAnnotation],
+      new Date(),
+      15 * 60_000,
+    );
+    expect(recorded.retired.map((ca) => fingerprint(ca.pem))).toEqual([fingerprint(previous)]);
+    const until = recorded.retired[0]?.until.getTime() ?? 0;
+    expect(until).toBeGreaterThanOrEqual(followedAt + 15 * 60_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 15 * 60_000);
+
+    // A replica started now never served from the previous CA, yet publishes it too, until the same deadline.
+    const second = manager(clients, namespace, undefined, { caSecret });
+    managers.push(second);
+    await second.start();
+    expect(second.caPem()).toBe(current);
+    expect(cas(second.caBundlePem())).toEqual([fingerprint(current), fingerprint(previous)]);
+    expect(second.caBundlePem()).toBe(first.caBundlePem());
+    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
+    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["unchanged", "unchanged"]);
+    expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
+  });
+
+  it("a replica that creates the CA after the Secret was deleted keeps the CA the webhooks trust until its deadline", async () => {
+    const caSecret = "napwake-webhook-ca-recreated";
+    const name = `napwake-${namespace}-recreated`;
+    const own = await installConfigurations(name);
+    const graceMs = 10_000;
+    const first = manager(clients, namespace, undefined, { caSecret, previousCaGraceMs: graceMs });
+    managers.push(first);
+    await first.start();
+    const previous = first.caPem();
+    await publishCaBundle(clients.objects, own, first);
+
+    // A new replica starts before `first` resyncs: it creates the new CA, and learns of the previous one
+    // only from the published caBundle.
+    await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
+    const second = manager(clients, namespace, undefined, { caSecret, previousCaGraceMs: graceMs });
+    managers.push(second);
+    await second.start();
+    const current = second.caPem();
+    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["updated", "updated"]);
+    expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
+    // `first` follows the new CA at its resync, and has nothing to change in the caBundle.
+    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["unchanged", "unchanged"]);
+    expect(first.caPem()).toBe(current);
+
+    // After the recorded deadline both drop it, and the caBundle published before does not bring it back.
+    const secret = await clients.core.readNamespacedSecret({ namespace, name: caSecret });
+    const [record] = parseRetiredCas(
+      secret.metadata?.annotations?.[retiredCasAnnotation],
+      new Date(),
+      graceMs,
+    ).retired;
+    await eventually("the recorded deadline passes", async () =>
+      Date.now() > (record?.until.getTime() ?? 0) ? true : undefined,
+    );
+    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["updated", "updated"]);
+    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
+    expect(await published(name)).toEqual([fingerprint(current)]);
   });
 });
