@@ -1,4 +1,5 @@
 import { DAY_SLOTS } from "./grid.ts";
+import type { SeasonHalfLives } from "./holt-winters.ts";
 
 /** Inclusive [low, high] bounds of one smoothing parameter. */
 export type Bounds = readonly [low: number, high: number];
@@ -23,6 +24,13 @@ export type ForecastConfig = {
   learningDays: number;
   /** History needed before the weekly season is fitted (at most `historyDays`). */
   weeklyAfterDays: number;
+  /**
+   * Half-lives, in days, of the weight a day of history carries when a refit starts the seasons. Each
+   * refit starts them from the window's means, and the fitted seasonal smoothing then stays near its lower
+   * bound (the means already know every day), so these set how fast the seasons follow a changed
+   * schedule: with equal weights, only as it fills the window.
+   */
+  seasonHalfLivesDays: SeasonHalfLives;
   /** Slots between refits; updates are incremental in between. */
   refitEverySlots: number;
   /** Scored one-step forecasts needed before `shadow` may turn active. */
@@ -104,6 +112,7 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   historyDays: 14,
   learningDays: 3,
   weeklyAfterDays: 14,
+  seasonHalfLivesDays: { daily: 7, weekly: 10 },
   refitEverySlots: DAY_SLOTS,
   minScoredSlots: DAY_SLOTS,
   activateAt: 0.5,

@@ -84,7 +84,7 @@ export function fitWindow(
   seasonality: Seasonality,
   config: ForecastConfig,
 ): FitResult | null {
-  const initial = initialState(window, seasonality);
+  const initial = initialState(window, seasonality, config.seasonHalfLivesDays);
   const options = hwOptions(config);
   const names = freeParameters(seasonality, config.useTrend);
   const bounds: Bounds[] = names.map((name) => config.bounds[name]);

@@ -4,8 +4,10 @@ import { fitWindow, hwOptions } from "./fit.ts";
 import { DAY_SLOTS, WEEK_SLOTS } from "./grid.ts";
 import {
   cloneHwState,
+  EQUAL_WEIGHTS,
   forecastAt,
   initialState,
+  recencyWeight,
   type SlotWindow,
   shrunkWeeklyMeans,
   stepInPlace,
@@ -93,6 +95,8 @@ describe("double-seasonal Holt-Winters", () => {
   });
 });
 
+const weekdaysOnly = (day: number) => (day % 7 < 5 ? 6 : 0);
+
 describe("weekly season from two weeks", () => {
   const WEEKEND = [5, 6];
   const EVERY_DAY = [0, 1, 2, 3, 4, 5, 6];
@@ -149,6 +153,65 @@ describe("weekly season from two weeks", () => {
     const kept = meanAbs(onDays(weekly, lookAt)) / meanAbs(onDays(rawWeekly(values, mean), lookAt));
     expect(kept).toBeGreaterThanOrEqual(keptAtLeast);
     expect(kept).toBeLessThanOrEqual(keptAtMost);
+  });
+
+  it.each([
+    {
+      name: "keeps a weekend that differs from the working days",
+      rate: weekdaysOnly,
+      atLeast: 0.95,
+      atMost: 1,
+    },
+    { name: "drops a weekly pattern that is only sampling noise", rate: () => 3, atLeast: 0, atMost: 0.3 },
+  ])("with the newer week weighing more, still $name", ({ rate, atLeast, atMost }) => {
+    const values = officeSeries(14, 5, rate).map((p) => p.value ?? 0);
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    const window = windowOf(values);
+    const weekly = shrunkWeeklyMeans(window, () => mean, recencyWeight(window, 10));
+    const lookAt = rate === weekdaysOnly ? WEEKEND : EVERY_DAY;
+    const kept = meanAbs(onDays(weekly, lookAt)) / meanAbs(onDays(rawWeekly(values, mean), lookAt));
+    expect(kept).toBeGreaterThanOrEqual(atLeast);
+    expect(kept).toBeLessThanOrEqual(atMost);
+  });
+
+  it("leans towards the newer week: a Monday peak that grew is mostly the new one", () => {
+    const mondayPeak = (week: number) => (week === 0 ? 10 : 20);
+    const values = Array.from({ length: 2 * WEEK_SLOTS }, (_, i) =>
+      i % WEEK_SLOTS === 40 ? mondayPeak(Math.floor(i / WEEK_SLOTS)) : 0,
+    );
+    const window = windowOf(values);
+    const equal = shrunkWeeklyMeans(window, () => 0)[(MONDAY_SLOT + 40) % WEEK_SLOTS] ?? 0;
+    const recent =
+      shrunkWeeklyMeans(window, () => 0, recencyWeight(window, 7))[(MONDAY_SLOT + 40) % WEEK_SLOTS] ?? 0;
+    // Equal weights: 15, shrunk a little as sampling noise; halving a week: (10 / 2 + 20) / 1.5, shrunk.
+    expect(equal).toBeLessThan(15);
+    expect(recent / equal).toBeGreaterThan(1.1);
+  });
+});
+
+describe("seasons started from a window whose schedule changed", () => {
+  /** Ten days of activity at 08:00-18:00, then four at 06:00-15:00; 0/1 per slot, daily season only. */
+  const changed: number[] = Array.from({ length: 14 * DAY_SLOTS }, (_, i) => {
+    const hour = (i % DAY_SLOTS) / 4;
+    const [from, to] = i < 10 * DAY_SLOTS ? [8, 18] : [6, 15];
+    return hour >= from && hour < to ? 1 : 0;
+  });
+  const at0600 = 6 * 4;
+
+  it("gives the newest days more weight, so the new hours show within days", () => {
+    const window = windowOf(changed);
+    const level = changed.reduce((a, b) => a + b, 0) / changed.length;
+    const equal = (initialState(window, "daily").daily[at0600] ?? 0) + level;
+    const weighted =
+      (initialState(window, "daily", DEFAULT_FORECAST_CONFIG.seasonHalfLivesDays).daily[at0600] ?? 0) + level;
+    expect(equal).toBeCloseTo(4 / 14, 6);
+    // Four days of fourteen, halving every seven: (1 - 2^(-4/7)) / (1 - 2^(-2)).
+    expect(weighted).toBeCloseTo((1 - 2 ** (-4 / 7)) / (1 - 2 ** -2), 2);
+  });
+
+  it("weighs every day alike with infinite half-lives", () => {
+    const window = windowOf(changed);
+    expect(initialState(window, "daily", EQUAL_WEIGHTS).daily).toEqual(initialState(window, "daily").daily);
   });
 });
 

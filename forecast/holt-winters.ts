@@ -113,20 +113,46 @@ export function varianceMultipliers(params: HwParams, count: number): Float64Arr
 export type SlotWindow = { startSlot: number; values: Float64Array };
 
 /**
- * Initial state from the first seasons of a window: level = mean of the observed values, daily term =
- * mean per time of day minus the level, weekly term = mean per time of week minus both.
+ * Half-lives, in days, of the weight each day of a window carries in the initial seasons: the newest slot
+ * weighs 1, a slot `daily` days older 1/2. Infinity weighs every day alike.
  */
-export function initialState(window: SlotWindow, seasonality: Seasonality): HwState {
+export type SeasonHalfLives = { daily: number; weekly: number };
+
+export const EQUAL_WEIGHTS: SeasonHalfLives = {
+  daily: Number.POSITIVE_INFINITY,
+  weekly: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * Initial state from a window: level = mean of the observed values, daily term = weighted mean per time of
+ * day minus the level, weekly term = weighted mean per time of week minus both. Recent days weigh more
+ * (`halfLives`), so a changed schedule shows in the seasons within days instead of as it fills the window.
+ */
+export function initialState(
+  window: SlotWindow,
+  seasonality: Seasonality,
+  halfLives: SeasonHalfLives = EQUAL_WEIGHTS,
+): HwState {
   const level = meanOfObserved(window.values);
-  const daily = seasonalMeans(window, DAY_SLOTS, () => level);
+  const daily = seasonalMeans(window, DAY_SLOTS, () => level, recencyWeight(window, halfLives.daily));
   // Two weeks give only two samples per time of week, so the raw weekly term is mostly sampling
   // noise unless the weekly pattern is strong: it is shrunk towards zero, day by day, by how much of
   // it the noise explains (see `shrunkWeeklyMeans`).
   const weekly =
     seasonality === "daily+weekly"
-      ? shrunkWeeklyMeans(window, (slot) => level + (daily[positiveModulo(slot, DAY_SLOTS)] ?? 0))
+      ? shrunkWeeklyMeans(
+          window,
+          (slot) => level + (daily[positiveModulo(slot, DAY_SLOTS)] ?? 0),
+          recencyWeight(window, halfLives.weekly),
+        )
       : new Float64Array(WEEK_SLOTS);
   return { seasonality, level, slope: 0, daily, weekly, lastError: 0, nextSlot: window.startSlot };
+}
+
+/** Weight of the value at `offset` in `window`: 1 for the newest, halving every `halfLifeDays`. */
+export function recencyWeight(window: SlotWindow, halfLifeDays: number): (offset: number) => number {
+  const newest = window.values.length - 1;
+  return (offset) => 0.5 ** ((newest - offset) / (halfLifeDays * DAY_SLOTS));
 }
 
 function meanOfObserved(values: Float64Array): number {
@@ -140,38 +166,52 @@ function meanOfObserved(values: Float64Array): number {
   return count === 0 ? 0 : sum / count;
 }
 
-function seasonalMeans(window: SlotWindow, period: number, baseline: (slot: number) => number): Float64Array {
+function seasonalMeans(
+  window: SlotWindow,
+  period: number,
+  baseline: (slot: number) => number,
+  weightOf: (offset: number) => number,
+): Float64Array {
   const sums = new Float64Array(period);
-  const counts = new Float64Array(period);
+  const weights = new Float64Array(period);
   window.values.forEach((value, offset) => {
     if (Number.isNaN(value)) return;
     const slot = window.startSlot + offset;
     const index = positiveModulo(slot, period);
-    sums[index] = (sums[index] ?? 0) + value - baseline(slot);
-    counts[index] = (counts[index] ?? 0) + 1;
+    const weight = weightOf(offset);
+    sums[index] = (sums[index] ?? 0) + weight * (value - baseline(slot));
+    weights[index] = (weights[index] ?? 0) + weight;
   });
-  return sums.map((sum, index) => ((counts[index] ?? 0) > 0 ? sum / (counts[index] ?? 1) : 0));
+  return sums.map((sum, index) => ((weights[index] ?? 0) > 0 ? sum / (weights[index] ?? 1) : 0));
 }
 
 /**
- * Weekly means of the residual left by `baseline`, shrunk towards zero day by day (James-Stein): for
- * each day of the week, the factor is 1 - (sampling variance of a mean) / (mean square of the means),
+ * Weighted weekly means of the residual left by `baseline`, shrunk towards zero day by day (James-Stein):
+ * for each day of the week, the factor is 1 - (sampling variance of a mean) / (mean square of the means),
  * floored at 0. A weekend that differs from the working days keeps its shape; a day whose means are
  * no bigger than their own noise (most days of a workload with no weekly pattern) contributes nothing.
  * A day without any time of week seen twice cannot tell signal from noise and contributes nothing.
+ * The weights are reliability weights: a mean of unequally weighted samples is as noisy as fewer samples.
  */
-export function shrunkWeeklyMeans(window: SlotWindow, baseline: (slot: number) => number): Float64Array {
+export function shrunkWeeklyMeans(
+  window: SlotWindow,
+  baseline: (slot: number) => number,
+  weightOf: (offset: number) => number = () => 1,
+): Float64Array {
+  const weights = new Float64Array(WEEK_SLOTS);
+  const squaredWeights = new Float64Array(WEEK_SLOTS);
   const sums = new Float64Array(WEEK_SLOTS);
   const squares = new Float64Array(WEEK_SLOTS);
-  const counts = new Float64Array(WEEK_SLOTS);
   window.values.forEach((value, offset) => {
     if (Number.isNaN(value)) return;
     const slot = window.startSlot + offset;
     const index = positiveModulo(slot, WEEK_SLOTS);
     const residual = value - baseline(slot);
-    sums[index] = (sums[index] ?? 0) + residual;
-    squares[index] = (squares[index] ?? 0) + residual * residual;
-    counts[index] = (counts[index] ?? 0) + 1;
+    const weight = weightOf(offset);
+    weights[index] = (weights[index] ?? 0) + weight;
+    squaredWeights[index] = (squaredWeights[index] ?? 0) + weight * weight;
+    sums[index] = (sums[index] ?? 0) + weight * residual;
+    squares[index] = (squares[index] ?? 0) + weight * residual * residual;
   });
   const weekly = new Float64Array(WEEK_SLOTS);
   for (let day = 0; day < 7; day++) {
@@ -179,13 +219,16 @@ export function shrunkWeeklyMeans(window: SlotWindow, baseline: (slot: number) =
     let noise = 0;
     let noiseSamples = 0;
     for (let i = day * DAY_SLOTS; i < (day + 1) * DAY_SLOTS; i++) {
-      const n = counts[i] ?? 0;
-      if (n === 0) continue;
-      const mean = (sums[i] ?? 0) / n;
+      const weight = weights[i] ?? 0;
+      if (weight === 0) continue;
+      const mean = (sums[i] ?? 0) / weight;
       weekly[i] = mean;
       power += mean * mean;
-      if (n < 2) continue;
-      noise += Math.max(0, (squares[i] ?? 0) - n * mean * mean) / (n - 1) / n;
+      // Unbiased variance of the samples (n - 1 with equal weights), then of their weighted mean.
+      const freedom = weight - (squaredWeights[i] ?? 0) / weight;
+      if (freedom <= FREEDOM_EPSILON) continue;
+      const variance = Math.max(0, (squares[i] ?? 0) - weight * mean * mean) / freedom;
+      noise += (variance * (squaredWeights[i] ?? 0)) / (weight * weight);
       noiseSamples++;
     }
     const shrink =
@@ -194,3 +237,6 @@ export function shrunkWeeklyMeans(window: SlotWindow, baseline: (slot: number) =
   }
   return weekly;
 }
+
+/** Below this, a time of week was seen once (its weight all in one sample): no variance to estimate. */
+const FREEDOM_EPSILON = 1e-9;
