@@ -38,6 +38,13 @@ export const annotations = {
   memoryMode: "napwake.dev/memory-mode",
 } as const;
 
+/**
+ * On the webhook CA Secret only (`--cert-source=self`): the CAs replaced within the last two grace periods,
+ * each with the end of its grace in the caBundle, as JSON (see certs/retired-cas.ts). Not in `annotations`,
+ * which are those a workload may carry and the validating webhook lists.
+ */
+export const retiredCasAnnotation = "napwake.dev/retired-cas";
+
 /** KEDA's own annotation: a ScaledObject with it holds its target at that many replicas. */
 export const kedaPausedReplicas = "autoscaling.keda.sh/paused-replicas";
 

@@ -1,10 +1,14 @@
+import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {
+  type CaBundleSource,
   caBundleApply,
   caBundleOf,
   caBundleUpdate,
+  publishCaBundle,
   publishedCas,
   type WebhookConfigurationLike,
+  type WebhookConfigurationRef,
 } from "./cabundle.ts";
 
 const bundle = caBundleOf("PEM");
@@ -86,5 +90,67 @@ describe("publishedCas", () => {
     },
   ])("lists $name", ({ configs, want }) => {
     expect(publishedCas(configs)).toEqual(want);
+  });
+});
+
+describe("publishCaBundle", () => {
+  const refs: WebhookConfigurationRef[] = [
+    { kind: "MutatingWebhookConfiguration", name: "napwake" },
+    { kind: "ValidatingWebhookConfiguration", name: "napwake" },
+  ];
+  const published = "-----BEGIN CERTIFICATE-----\nPUBLISHED\n-----END CERTIFICATE-----";
+  const config = { webhooks: [{ name: "a", clientConfig: { service, caBundle: caBundleOf(published) } }] };
+
+  /** Our two configurations as the API server holds them; `failReads` makes every read fail. */
+  function fakeApi(failReads = false) {
+    const patched: KubernetesObject[] = [];
+    const api = {
+      async read() {
+        if (failReads) throw Object.assign(new Error("service unavailable"), { code: 503 });
+        return structuredClone(config);
+      },
+      async patch(object: KubernetesObject) {
+        patched.push(object);
+        return object;
+      },
+    } as unknown as KubernetesObjectApi;
+    return { api, patched };
+  }
+
+  /** A certificate manager whose refresh reads the CA Secret, or cannot (`fresh` false). */
+  function source(fresh: boolean) {
+    const refreshed: (readonly string[] | undefined)[] = [];
+    const s: CaBundleSource = {
+      async refresh(cas) {
+        refreshed.push(cas);
+        return fresh;
+      },
+      caBundlePem: () => "NEW",
+    };
+    return { source: s, refreshed };
+  }
+
+  it("lets the manager record the published CAs, then publishes its bundle", async () => {
+    const { api, patched } = fakeApi();
+    const m = source(true);
+    const results = await publishCaBundle(api, refs, m.source);
+    expect(m.refreshed).toEqual([[published]]);
+    expect(results.map((r) => r.outcome)).toEqual(["updated", "updated"]);
+    expect(patched).toHaveLength(2);
+  });
+
+  it("publishes nothing when the manager could not read the CA Secret: its bundle may hold a replaced CA", async () => {
+    const { api, patched } = fakeApi();
+    const results = await publishCaBundle(api, refs, source(false).source);
+    expect(results.map((r) => r.outcome)).toEqual(["skipped", "skipped"]);
+    expect(patched).toEqual([]);
+  });
+
+  it("lets the manager follow the CA when the configurations cannot be read, then says why it published nothing", async () => {
+    const { api, patched } = fakeApi(true);
+    const m = source(true);
+    await expect(publishCaBundle(api, refs, m.source)).rejects.toThrow("service unavailable");
+    expect(m.refreshed).toEqual([[]]);
+    expect(patched).toEqual([]);
   });
 });

@@ -45,7 +45,11 @@ export function caBundleApply(ref: WebhookConfigurationRef, webhooks: readonly s
   } as KubernetesObject;
 }
 
-export type CaBundleOutcome = "updated" | "unchanged" | "missing";
+/**
+ * `missing`: the configuration does not exist (manifests not applied yet). `skipped`: nothing was published,
+ * as the certificate manager could not read the CA Secret (its bundle may lack a CA another replica switched to).
+ */
+export type CaBundleOutcome = "updated" | "unchanged" | "missing" | "skipped";
 
 /** A webhook configuration as read: undefined when it does not exist (manifests not applied yet). */
 export interface ReadConfiguration {
@@ -130,7 +134,8 @@ export async function reconcileCaBundles(
 
 /** What the caBundle reconcile needs of the certificate manager (certs/manager.ts). */
 export interface CaBundleSource {
-  refresh(published?: readonly string[]): Promise<void>;
+  /** Follows the shared CA and records `published` as replaced; true when `caBundlePem` is current. */
+  refresh(published?: readonly string[]): Promise<boolean>;
   caBundlePem(): string | undefined;
 }
 
@@ -138,7 +143,8 @@ export interface CaBundleSource {
  * One caBundle reconcile of a replica. Reads our configurations; lets the manager follow the shared CA and
  * record, as replaced, every CA the configurations trust that is no longer the current one (a replica started
  * after a switch learns of the previous CA only there); then publishes the manager's bundle where it differs.
- * Safe from every replica: the bundle is computed from the shared CA Secret, so they converge on one value.
+ * Safe from every replica: the bundle is computed from the shared CA Secret, so they converge on one value;
+ * a replica that could not read the Secret publishes nothing (`skipped`) rather than what it read before.
  * The manager follows the CA even when the configurations cannot be read; the read error is thrown after.
  */
 export async function publishCaBundle(
@@ -147,14 +153,13 @@ export async function publishCaBundle(
   source: CaBundleSource,
 ): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
   let read: ReadConfiguration[] | undefined;
-  let readError: unknown;
+  let current = false;
   try {
     read = await readWebhookConfigurations(api, refs);
-  } catch (error) {
-    readError = error;
+  } finally {
+    current = await source.refresh(publishedCas((read ?? []).map((r) => r.config)));
   }
-  await source.refresh(publishedCas((read ?? []).map((r) => r.config)));
-  if (!read) throw readError;
   const pem = source.caBundlePem();
-  return pem ? applyCaBundles(api, read, pem) : [];
+  if (!current || pem === undefined) return refs.map((ref) => ({ ref, outcome: "skipped" as const }));
+  return applyCaBundles(api, read, pem);
 }

@@ -2,9 +2,10 @@ import { X509Certificate } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { retiredCasAnnotation } from "../api/keys.ts";
 import { type CertificateManagerOptions, createCertificateManager, type SecretStore } from "./manager.ts";
 import { createCertificateAuthority, defaultPkiDeps } from "./pki.ts";
-import { parseRetiredCas, retiredCasAnnotation, splitCertificates } from "./retired-cas.ts";
+import { parseRetiredCas, splitCertificates } from "./retired-cas.ts";
 import { caSecret, type SecretRef } from "./rotation.ts";
 
 const pki = { ...defaultPkiDeps, keyBits: 1024 };
@@ -348,13 +349,15 @@ describe("certificate manager", () => {
     expect(memory.recorded(clock.now()).retired.map((ca) => ca.until.getTime())).toEqual([deadline]);
   });
 
-  it("keeps its CA when the Secret cannot be read at a refresh", async () => {
+  it("keeps its CA when the Secret cannot be read at a refresh, and says its caBundle is not current", async () => {
     const memory = memoryStore();
     const m = manager(memory.store, fakeClock(new Date()));
+    expect(await m.refresh()).toBe(false);
     await m.start();
+    expect(await m.refresh()).toBe(true);
     const before = m.caPem();
     memory.failReads(true);
-    await m.refresh();
+    expect(await m.refresh()).toBe(false);
     expect(m.caPem()).toBe(before);
   });
 

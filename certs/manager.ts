@@ -1,6 +1,6 @@
 import type { CoreV1Api, V1Secret } from "@kubernetes/client-node";
 import type { Logger as PinoLogger } from "pino";
-import { fieldManager } from "../api/keys.ts";
+import { fieldManager, retiredCasAnnotation } from "../api/keys.ts";
 import { httpCode } from "../kube/errors.ts";
 import {
   createCertificateAuthority,
@@ -13,7 +13,6 @@ import {
   decideTrust,
   describeRetiredCas,
   type RetiredCa,
-  retiredCasAnnotation,
   trustBundle,
   withRetiredCas,
 } from "./retired-cas.ts";
@@ -136,8 +135,12 @@ export interface CertificateManager {
    * replaced, with a deadline, unless it is recorded already: the CA it served from, and the CAs in
    * `published` (the PEM certificates our webhook configurations trust now, which a replica started after
    * the switch knows of only from there).
+   *
+   * Resolves true when it read the Secret, so `caBundlePem` is current; false when it did not (the Secret
+   * could not be read, or the manager is not started): the caBundle it has then may lack a CA another replica
+   * switched to, and must not be published.
    */
-  refresh(published?: readonly string[]): Promise<void>;
+  refresh(published?: readonly string[]): Promise<boolean>;
   subscribe(listener: () => void): () => void;
 }
 
@@ -229,23 +232,8 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
       }
       shared = { caPem: authority.pair.certPem, retired: decided.retired };
       if (decided.record === value) return authority;
-      let outcome: "updated" | "conflict";
-      try {
-        outcome = await options.secrets.update(withRetiredCas(secret, decided.record));
-      } catch (error) {
-        logger.warn(
-          { err: error, secret: secretName },
-          "certificates: could not record the replaced CAs; publishing them from memory",
-        );
-        return authority;
-      }
-      if (outcome === "updated") {
-        logger.info(
-          { secret: secretName, retired: describeRetiredCas(decided.retired) },
-          "certificates: replaced CAs recorded",
-        );
-        return authority;
-      }
+      const outcome = await writeRecord(secret, decided);
+      if (outcome !== "conflict") return authority;
       if (attempt >= 3) {
         logger.warn(
           { secret: secretName },
@@ -253,6 +241,29 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
         );
         return authority;
       }
+    }
+  }
+
+  /** Writes the record on the CA Secret as read; a failure is logged (the record is published from memory). */
+  async function writeRecord(
+    secret: V1Secret,
+    decided: { retired: RetiredCa[]; record: string | undefined },
+  ): Promise<"updated" | "conflict" | "failed"> {
+    try {
+      const outcome = await options.secrets.update(withRetiredCas(secret, decided.record));
+      if (outcome === "updated") {
+        logger.info(
+          { secret: secretName, retired: describeRetiredCas(decided.retired) },
+          "certificates: replaced CAs recorded",
+        );
+      }
+      return outcome;
+    } catch (error) {
+      logger.warn(
+        { err: error, secret: secretName },
+        "certificates: could not record the replaced CAs; publishing them from memory",
+      );
+      return "failed";
     }
   }
 
@@ -338,15 +349,18 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     caBundlePem: () => (shared ? trustBundle(shared.caPem, shared.retired, now()) : undefined),
     renewsAt: () => renewAt,
     async refresh(published = []) {
-      if (stopped || !ca) return;
+      if (stopped || !ca) return false;
       let authority: Authority;
       try {
         authority = await loadCa(published);
       } catch (error) {
-        logger.warn({ err: error }, "certificates: could not re-read the CA Secret; keeping the current CA");
-        return;
+        logger.warn(
+          { err: error },
+          "certificates: could not re-read the CA Secret; keeping the current CA, publishing no caBundle",
+        );
+        return false;
       }
-      if (stopped || authority.pair.certPem === ca?.pair.certPem) return;
+      if (stopped || authority.pair.certPem === ca?.pair.certPem) return true;
       logger.info({}, "certificates: the shared CA was replaced; issuing a serving certificate from it");
       try {
         issue(authority);
@@ -357,6 +371,7 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
           "certificates: could not issue from the replaced CA; renewal will retry",
         );
       }
+      return true;
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { retiredCasAnnotation } from "../api/keys.ts";
 import { createCertificateAuthority, defaultPkiDeps, issueCertificate } from "./pki.ts";
 import {
   decideTrust,
@@ -7,7 +8,6 @@ import {
   maxRetiredCas,
   parseRetiredCas,
   type RetiredCa,
-  retiredCasAnnotation,
   splitCertificates,
   trustBundle,
   withRetiredCas,
@@ -194,7 +194,11 @@ describe("the caBundle a replica publishes, from the CA Secret it read", () => {
       now: at(minute),
       bundle: ["current"],
       recorded: [],
-      problems: [/entry 0: certificate is not a CA/, /entry 1: certificate is not a PEM/, /entry 2: until/],
+      problems: [
+        /entry 0: certificate CN=leaf is not a CA/,
+        /entry 1: certificate is not a PEM/,
+        /entry 2: until/,
+      ],
     },
     {
       name: "a published certificate that is not a CA is not retired",
@@ -244,19 +248,32 @@ describe("the caBundle a replica publishes, from the CA Secret it read", () => {
     expect(decided.retired.map((ca) => ca.until)).toEqual(many.slice(0, maxRetiredCas).map((ca) => ca.until));
   });
 
-  it("publishes the same bytes whatever the order and line endings of what it was given", () => {
-    const retired = [
-      { pem: older.replaceAll("\r\n", "\n"), until: at(grace - minute) },
+  it("makes the same record and caBundle whatever the order and line endings of what it read", () => {
+    const entries = [
+      { pem: older, until: at(grace - minute) },
       { pem: old, until: at(grace) },
     ];
-    const a = trustBundle(current, retired, at(0));
-    const b = trustBundle(
-      current,
-      [...retired].reverse().map((ca) => ({ ...ca, pem: ca.pem.replaceAll("\r\n", "\n") })),
-      at(0),
-    );
-    expect(a).toBe(b);
-    expect(named(splitCertificates(a))).toEqual(["current", "old", "older"]);
+    const decide = (input: { record?: string; known?: RetiredCa[] }) => {
+      const decided = decideTrust({
+        current,
+        record: undefined,
+        known: [],
+        learned: [],
+        now: at(0),
+        graceMs: grace,
+        ...input,
+      });
+      return { record: decided.record, bundle: trustBundle(current, decided.retired, at(0)) };
+    };
+    // As written by hand: the PEMs as node-forge writes them (CRLF), oldest first.
+    const byHand = JSON.stringify(entries.map((e) => ({ until: e.until.toISOString(), certificate: e.pem })));
+    const a = decide({ record: byHand });
+    const b = decide({
+      known: [...entries].reverse().map((e) => ({ ...e, pem: e.pem.replaceAll("\r\n", "\n") })),
+    });
+    expect(b).toEqual(a);
+    expect(named(splitCertificates(a.bundle))).toEqual(["current", "old", "older"]);
+    expect(a.record).not.toBe(byHand);
   });
 
   it("is the current CA exactly as the Secret holds it when no replaced CA is trusted any more", () => {

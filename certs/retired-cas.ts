@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
+import { retiredCasAnnotation } from "../api/keys.ts";
 
 /**
  * Pure decisions about replaced CAs: which ones the caBundle keeps, and until when.
@@ -10,13 +11,6 @@ import type { V1Secret } from "@kubernetes/client-node";
  * So the facts are shared: the CA Secret records each replaced CA with the end of its grace (an annotation),
  * and every replica, one started after the switch included, computes the caBundle from the Secret alone.
  */
-
-/**
- * On the CA Secret: the CAs replaced within the last grace periods, as a JSON array of
- * `{"until": "<RFC 3339>", "certificate": "<PEM>"}`. Kept here rather than in api/keys.ts: it is internal to
- * certs/, on a Secret only Napwake writes.
- */
-export const retiredCasAnnotation = "napwake.dev/retired-cas";
 
 /** The record keeps at most this many replaced CAs, the latest to retire. */
 export const maxRetiredCas = 8;
@@ -40,14 +34,17 @@ function certificate(pem: string): X509Certificate | undefined {
   }
 }
 
-/** The identity of a certificate, whatever the line endings of its PEM. */
-function fingerprint(pem: string): string | undefined {
-  return certificate(pem)?.fingerprint256;
-}
-
 /** The PEM certificates of a bundle (a caBundle, a file), in order. */
 export function splitCertificates(bundle: string): string[] {
   return bundle.match(pemCertificate) ?? [];
+}
+
+/** `pem` retired until `until`, or why it cannot be: not a PEM certificate, not a CA. */
+function retiredCa(pem: unknown, until: Date): RetiredCa | string {
+  const cert = typeof pem === "string" ? certificate(pem) : undefined;
+  if (!cert) return "certificate is not a PEM certificate";
+  if (!cert.ca) return `certificate ${cert.subject} is not a CA`;
+  return { pem: cert.toString(), until };
 }
 
 /**
@@ -77,18 +74,13 @@ export function parseRetiredCas(
       unknown
     >;
     const untilMs = typeof until === "string" && rfc3339.test(until) ? Date.parse(until) : Number.NaN;
-    const cert = typeof pem === "string" ? certificate(pem) : undefined;
-    const problem = Number.isNaN(untilMs)
+    const ca = Number.isNaN(untilMs)
       ? `until ${JSON.stringify(until)} is not an RFC 3339 time`
       : untilMs > latestMs
         ? `until ${until} is further ahead than a grace period reaches`
-        : !cert
-          ? "certificate is not a PEM certificate"
-          : !cert.ca
-            ? "certificate is not a CA"
-            : undefined;
-    if (problem || !cert) problems.push(`entry ${index}: ${problem}`);
-    else retired.push({ pem: cert.toString(), until: new Date(untilMs) });
+        : retiredCa(pem, new Date(untilMs));
+    if (typeof ca === "string") problems.push(`entry ${index}: ${ca}`);
+    else retired.push(ca);
   }
   return { retired, problems };
 }
@@ -115,72 +107,49 @@ export function describeRetiredCas(retired: readonly RetiredCa[]): { subject: st
 }
 
 /**
- * The CAs in `pems` that can be retired now, with a grace ending `graceMs` from now, and what is wrong with
- * the others (not a certificate, not a CA). For CAs a replica learns were trusted: the one it served from, the
- * ones published in the webhook configurations.
- */
-function retiringNow(
-  pems: readonly string[],
-  now: Date,
-  graceMs: number,
-): { retiring: RetiredCa[]; problems: string[] } {
-  const retiring: RetiredCa[] = [];
-  const problems: string[] = [];
-  for (const pem of pems) {
-    const cert = certificate(pem);
-    if (!cert) problems.push("not a PEM certificate");
-    else if (!cert.ca) problems.push(`${cert.subject} is not a CA`);
-    else retiring.push({ pem: cert.toString(), until: new Date(now.getTime() + graceMs) });
-  }
-  return { retiring, problems };
-}
-
-/** Latest to retire first; the fingerprint breaks ties, so every replica orders alike. */
-function byUntilThenFingerprint(a: RetiredCa, b: RetiredCa): number {
-  return (
-    b.until.getTime() - a.until.getTime() ||
-    (fingerprint(a.pem) ?? "").localeCompare(fingerprint(b.pem) ?? "")
-  );
-}
-
-/**
- * The record to keep in the CA Secret.
+ * The record to keep, in the one form every replica writes and publishes: each CA once (the first deadline
+ * met wins), its PEM as `X509Certificate` writes it, latest to retire first (the fingerprint breaks ties).
  *
- * - A recorded CA keeps its recorded deadline: the first replica to retire a CA sets it, every other one (and
- *   every replica started later) reads it, so all drop it together.
- * - A CA in `retiring` that the record lacks is added with its own deadline.
  * - A CA stays recorded for one grace period after its deadline, out of the caBundle, so that a caBundle
  *   published before the deadline does not bring it back; then it is forgotten.
  * - The current CA, an expired CA (it trusts nothing) and CAs past the `maxRetiredCas` latest are dropped.
  */
-function decideRetiredCas(input: {
-  /** The CA in the Secret. */
-  current: string;
-  recorded: readonly RetiredCa[];
-  retiring: readonly RetiredCa[];
-  now: Date;
-  graceMs: number;
-}): RetiredCa[] {
-  const nowMs = input.now.getTime();
-  const seen = new Set([fingerprint(input.current)]);
-  const kept: RetiredCa[] = [];
-  for (const ca of [...input.recorded, ...input.retiring]) {
-    const cert = certificate(ca.pem);
+function keptRetiredCas(
+  current: string,
+  candidates: readonly RetiredCa[],
+  now: Date,
+  graceMs: number,
+): RetiredCa[] {
+  const nowMs = now.getTime();
+  const seen = new Set([certificate(current)?.fingerprint256]);
+  const kept: { ca: RetiredCa; fingerprint: string }[] = [];
+  for (const { pem, until } of candidates) {
+    const cert = certificate(pem);
     if (!cert || seen.has(cert.fingerprint256)) continue;
     seen.add(cert.fingerprint256);
-    if (ca.until.getTime() + input.graceMs <= nowMs) continue;
-    if (cert.validToDate.getTime() <= nowMs) continue;
-    kept.push(ca);
+    if (until.getTime() + graceMs <= nowMs || cert.validToDate.getTime() <= nowMs) continue;
+    kept.push({ ca: { pem: cert.toString(), until }, fingerprint: cert.fingerprint256 });
   }
-  return kept.sort(byUntilThenFingerprint).slice(0, maxRetiredCas);
+  return kept
+    .sort((a, b) => b.ca.until.getTime() - a.ca.until.getTime() || a.fingerprint.localeCompare(b.fingerprint))
+    .slice(0, maxRetiredCas)
+    .map(({ ca }) => ca);
 }
 
 /**
  * What a replica makes of the CA Secret it read: the record to keep (`record`, the annotation's new value,
  * to write if it differs from the one read) and the replaced CAs to publish with the current one (see
- * `trustBundle`). `known` is what this replica decided before (it may hold what a failed write did not
- * record); `learned` are the CAs it knows were trusted: the one it served from, the published ones.
- * Unreadable parts of the record and learned entries that are not CAs are skipped and reported in `problems`.
+ * `trustBundle`).
+ *
+ * - A recorded CA keeps its recorded deadline: the first replica to retire a CA sets it, every other one (and
+ *   every replica started later) reads it, so all drop it together.
+ * - `known` is what this replica decided before: it may hold what a failed write did not record, or what the
+ *   record lost with a deleted Secret. Each keeps its deadline.
+ * - `learned` are the CAs this replica knows were trusted (the one it served from, the published ones): one
+ *   that is neither recorded nor known is retired with a grace ending `graceMs` from now.
+ *
+ * Unreadable parts of the record and learned certificates that are not CAs are skipped and reported in
+ * `problems`.
  */
 export function decideTrust(input: {
   current: string;
@@ -192,41 +161,37 @@ export function decideTrust(input: {
 }): { retired: RetiredCa[]; record: string | undefined; problems: string[] } {
   const { current, now, graceMs } = input;
   const recorded = parseRetiredCas(input.record, now, graceMs);
-  const learned = retiringNow(input.learned, now, graceMs);
-  const retired = decideRetiredCas({
+  const until = new Date(now.getTime() + graceMs);
+  const learned = input.learned.map((pem) => retiredCa(pem, until));
+  const retired = keptRetiredCas(
     current,
-    recorded: recorded.retired,
-    retiring: [...input.known, ...learned.retiring],
+    [...recorded.retired, ...input.known, ...learned.filter((ca) => typeof ca !== "string")],
     now,
     graceMs,
-  });
+  );
   return {
     retired,
     record: formatRetiredCas(retired),
     problems: [
       ...recorded.problems.map((problem) => `${retiredCasAnnotation}: ${problem}`),
-      ...learned.problems.map((problem) => `a trusted CA to retire: ${problem}`),
+      ...learned
+        .filter((ca) => typeof ca === "string")
+        .map((problem) => `a trusted CA to retire: ${problem}`),
     ],
   };
 }
 
 /**
- * The caBundle to publish: the current CA, then each retired CA whose deadline has not passed and which has
- * not expired, latest to retire first. The current CA as the Secret holds it (alone, the bundle is its
- * tls.crt), the retired ones each written the same way, so replicas publish identical bytes.
+ * The caBundle to publish: the current CA as the Secret holds it (alone, the bundle is its tls.crt), then each
+ * CA of `retired` (as `decideTrust` gives them, in the one form every replica publishes) whose deadline has not
+ * passed and which has not expired. So replicas that read the same Secret publish identical bytes.
  */
 export function trustBundle(current: string, retired: readonly RetiredCa[], now: Date): string {
   const nowMs = now.getTime();
-  const seen = new Set([fingerprint(current)]);
-  const live = retired
-    .filter((ca) => {
-      const cert = certificate(ca.pem);
-      if (!cert || seen.has(cert.fingerprint256)) return false;
-      seen.add(cert.fingerprint256);
-      return ca.until.getTime() > nowMs && cert.validToDate.getTime() > nowMs;
-    })
-    .sort(byUntilThenFingerprint);
+  const live = retired.filter(
+    (ca) => ca.until.getTime() > nowMs && (certificate(ca.pem)?.validToDate.getTime() ?? 0) > nowMs,
+  );
   if (live.length === 0) return current;
   const separator = current.endsWith("\n") ? "" : "\n";
-  return `${current}${separator}${live.map((ca) => certificate(ca.pem)?.toString() ?? ca.pem).join("")}`;
+  return `${current}${separator}${live.map((ca) => ca.pem).join("")}`;
 }

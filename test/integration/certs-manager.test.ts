@@ -3,9 +3,15 @@ import { connect } from "node:tls";
 import type { V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { retiredCasAnnotation } from "../../api/keys.ts";
 import { publishCaBundle, reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
-import { type CertificateManager, createCertificateManager, kubeSecretStore } from "../../certs/manager.ts";
-import { parseRetiredCas, retiredCasAnnotation, splitCertificates } from "../../certs/retired-cas.ts";
+import {
+  type CertificateManager,
+  createCertificateManager,
+  kubeSecretStore,
+  type SecretStore,
+} from "../../certs/manager.ts";
+import { parseRetiredCas, splitCertificates } from "../../certs/retired-cas.ts";
 import { caFromSecret, serviceDnsNames } from "../../certs/rotation.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import { napwakeWebhooks } from "../../webhook/registry.ts";
@@ -29,10 +35,10 @@ function manager(
   clients: Clients,
   namespace: string,
   servingValidForMs?: number,
-  opts: { caSecret?: string; previousCaGraceMs?: number } = {},
+  opts: { caSecret?: string; previousCaGraceMs?: number; secrets?: SecretStore } = {},
 ): CertificateManager {
   return createCertificateManager({
-    secrets: kubeSecretStore(clients.core),
+    secrets: opts.secrets ?? kubeSecretStore(clients.core),
     caSecret: { namespace, name: opts.caSecret ?? "napwake-webhook-ca" },
     dnsNames: serviceDnsNames(namespace, serviceName),
     servingValidForMs,
@@ -274,5 +280,38 @@ describe("certificate manager on the real API server", () => {
     expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["updated", "updated"]);
     expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
     expect(await published(name)).toEqual([fingerprint(current)]);
+  });
+
+  it("a replica that cannot read the CA Secret publishes nothing, so it does not drop the CA the others switched to", async () => {
+    const caSecret = "napwake-webhook-ca-unreadable";
+    const name = `napwake-${namespace}-unreadable`;
+    const own = await installConfigurations(name);
+    const first = manager(clients, namespace, undefined, { caSecret });
+    const store = kubeSecretStore(clients.core);
+    let reads = true;
+    const flaky: SecretStore = {
+      ...store,
+      read: (ref) => (reads ? store.read(ref) : Promise.reject(new Error("the API server timed out"))),
+    };
+    const second = manager(clients, namespace, undefined, { caSecret, secrets: flaky });
+    managers.push(first, second);
+    await first.start();
+    await second.start();
+    const previous = first.caPem();
+    await publishCaBundle(clients.objects, own, first);
+
+    // `first` creates a new CA and publishes both; `second` cannot read the Secret at its resync.
+    await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
+    await publishCaBundle(clients.objects, own, first);
+    const current = first.caPem();
+    expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
+    reads = false;
+    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["skipped", "skipped"]);
+    expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
+
+    // Once it reads the Secret again, it follows and publishes the same caBundle.
+    reads = true;
+    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
+    expect(second.caPem()).toBe(current);
   });
 });
