@@ -9,7 +9,12 @@ import {
   type KubeConfig,
   KubernetesObjectApi,
 } from "@kubernetes/client-node";
-import { type CaBundleSource, publishCaBundle, type WebhookConfigurationRef } from "../certs/cabundle.ts";
+import {
+  type CaBundleSource,
+  publishCaBundle,
+  publishRetryDelayMs,
+  type WebhookConfigurationRef,
+} from "../certs/cabundle.ts";
 import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
@@ -24,6 +29,8 @@ export const caSecretName = "napwake-webhook-ca";
 /** The Service in front of the metrics endpoint (manifests/base). */
 export const metricsServiceName = "napwake-metrics";
 const caBundleResyncMs = 5 * 60_000;
+/** A failed caBundle reconcile is tried again this much later, doubling up to the resync. */
+const caBundleRetryMs = 5_000;
 const certificateRetryMs = 5_000;
 
 export interface RunningWebhooks {
@@ -67,10 +74,12 @@ export async function startWebhooks(opts: {
 
   if (config.certSource === "self") {
     const manager = certificates as ReturnType<typeof createCertificateManager>;
-    const reconcile = caBundleReconciler(kc, config.configuration, manager, log);
+    const { reconcile, stop } = caBundleReconciler(kc, config.configuration, manager, log);
+    stoppers.push(stop);
     stoppers.push(manager.subscribe(() => void reconcile()));
-    // Each resync follows a CA another replica replaced (issuing from it at once) and records the replaced
-    // ones in the shared Secret, so every replica serves from the CA in it and publishes the same caBundle.
+    // Each resync re-reads the CA Secret and records the replaced CAs in it, publishes the caBundle (the same
+    // from every replica), and only then follows a CA another replica replaced (see `publishCaBundle`), so
+    // every replica serves from the CA in the Secret, never before the published caBundle holds it.
     const timer = setInterval(() => void reconcile(), caBundleResyncMs);
     stoppers.push(() => clearInterval(timer));
   }
@@ -111,14 +120,16 @@ export async function startWebhooks(opts: {
 
 /**
  * Publishes the caBundle in our configurations (see `publishCaBundle`); one run at a time, a call during a run
- * runs once more after it. Failures are logged and retried at the next change or resync.
+ * runs once more after it. A failed run (an error, or the CA Secret unread) is logged and tried again after a
+ * backoff (5 s doubling up to the resync), or at the next change or resync if sooner: a replica that learned
+ * of a replaced CA serves from it only once a publish succeeds.
  */
 function caBundleReconciler(
   kc: KubeConfig,
   configuration: string,
   source: CaBundleSource,
   log: Logger,
-): () => Promise<void> {
+): { reconcile: () => Promise<void>; stop: () => void } {
   const api = KubernetesObjectApi.makeApiClient(kc);
   const refs: WebhookConfigurationRef[] = [
     { kind: "MutatingWebhookConfiguration", name: configuration },
@@ -126,32 +137,55 @@ function caBundleReconciler(
   ];
   let running: Promise<void> | undefined;
   let again = false;
-  const once = async () => {
+  let failures = 0;
+  let retry: NodeJS.Timeout | undefined;
+  let stopped = false;
+  /** One publish; true when it published (or found nothing to publish to). */
+  const once = async (): Promise<boolean> => {
     try {
       const results = await publishCaBundle(api, refs, source);
       for (const { ref, outcome } of results) {
         if (outcome !== "unchanged") log.info({ ...ref, outcome }, "webhooks: caBundle reconciled");
       }
+      return results.every((r) => r.outcome !== "skipped");
     } catch (error) {
-      log.warn({ err: error }, "webhooks: caBundle reconcile failed; retrying at the next resync");
+      log.warn({ err: error }, "webhooks: caBundle reconcile failed");
+      return false;
     }
   };
-  return async function reconcile() {
+  async function reconcile(): Promise<void> {
+    if (stopped) return;
     if (running) {
       again = true;
       return running;
     }
     running = (async () => {
+      let ok: boolean;
       do {
         again = false;
-        await once();
-      } while (again);
+        ok = await once();
+      } while (again && !stopped);
+      clearTimeout(retry);
+      retry = undefined;
+      failures = ok ? 0 : failures + 1;
+      const delayMs = publishRetryDelayMs(failures, caBundleRetryMs, caBundleResyncMs);
+      if (delayMs !== undefined && !stopped) {
+        log.info({ retryInMs: delayMs, failures }, "webhooks: caBundle reconcile to be retried");
+        retry = setTimeout(() => void reconcile(), delayMs);
+      }
     })();
     try {
       await running;
     } finally {
       running = undefined;
     }
+  }
+  return {
+    reconcile,
+    stop() {
+      stopped = true;
+      clearTimeout(retry);
+    },
   };
 }
 

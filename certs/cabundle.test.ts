@@ -7,6 +7,7 @@ import {
   caBundleUpdate,
   publishCaBundle,
   publishedCas,
+  publishRetryDelayMs,
   type WebhookConfigurationLike,
   type WebhookConfigurationRef,
 } from "./cabundle.ts";
@@ -101,8 +102,12 @@ describe("publishCaBundle", () => {
   const published = "-----BEGIN CERTIFICATE-----\nPUBLISHED\n-----END CERTIFICATE-----";
   const config = { webhooks: [{ name: "a", clientConfig: { service, caBundle: caBundleOf(published) } }] };
 
-  /** Our two configurations as the API server holds them; `failReads` makes every read fail. */
-  function fakeApi(failReads = false) {
+  /**
+   * Our two configurations as the API server holds them; `failReads` makes every read fail, and every apply
+   * fails once `applies.failAfter` went through.
+   */
+  function fakeApi(failReads = false, applies = { failAfter: Number.POSITIVE_INFINITY }) {
+    const calls: string[] = [];
     const patched: KubernetesObject[] = [];
     const api = {
       async read() {
@@ -110,15 +115,20 @@ describe("publishCaBundle", () => {
         return structuredClone(config);
       },
       async patch(object: KubernetesObject) {
+        if (patched.length >= applies.failAfter) {
+          calls.push("apply failed");
+          throw Object.assign(new Error("etcd timeout"), { code: 504 });
+        }
+        calls.push(`applied ${object.kind}`);
         patched.push(object);
         return object;
       },
     } as unknown as KubernetesObjectApi;
-    return { api, patched };
+    return { api, patched, calls };
   }
 
   /** A certificate manager whose refresh reads the CA Secret, or cannot (`fresh` false). */
-  function source(fresh: boolean) {
+  function source(fresh: boolean, calls: string[] = []) {
     const refreshed: (readonly string[] | undefined)[] = [];
     const s: CaBundleSource = {
       async refresh(cas) {
@@ -126,8 +136,11 @@ describe("publishCaBundle", () => {
         return fresh;
       },
       caBundlePem: () => "NEW",
+      bundlePublished: (pem) => {
+        calls.push(`told ${pem} is published`);
+      },
     };
-    return { source: s, refreshed };
+    return { source: s, refreshed, calls };
   }
 
   it("lets the manager record the published CAs, then publishes its bundle", async () => {
@@ -139,18 +152,57 @@ describe("publishCaBundle", () => {
     expect(patched).toHaveLength(2);
   });
 
+  it("tells the manager its bundle is published only once both configurations hold it, so it may switch CA", async () => {
+    const { api, calls } = fakeApi();
+    await publishCaBundle(api, refs, source(true, calls).source);
+    expect(calls).toEqual([
+      "applied MutatingWebhookConfiguration",
+      "applied ValidatingWebhookConfiguration",
+      "told NEW is published",
+    ]);
+  });
+
+  it("tells the manager nothing when an apply fails, so it keeps its CA, and tells it once a retry succeeds", async () => {
+    const applies = { failAfter: 1 };
+    const { api, calls } = fakeApi(false, applies);
+    const m = source(true, calls);
+    await expect(publishCaBundle(api, refs, m.source)).rejects.toThrow("etcd timeout");
+    expect(calls).toEqual(["applied MutatingWebhookConfiguration", "apply failed"]);
+    applies.failAfter = Number.POSITIVE_INFINITY;
+    await publishCaBundle(api, refs, m.source);
+    expect(calls.slice(2)).toEqual([
+      "applied MutatingWebhookConfiguration",
+      "applied ValidatingWebhookConfiguration",
+      "told NEW is published",
+    ]);
+  });
+
   it("publishes nothing when the manager could not read the CA Secret: its bundle may hold a replaced CA", async () => {
-    const { api, patched } = fakeApi();
-    const results = await publishCaBundle(api, refs, source(false).source);
+    const { api, patched, calls } = fakeApi();
+    const results = await publishCaBundle(api, refs, source(false, calls).source);
     expect(results.map((r) => r.outcome)).toEqual(["skipped", "skipped"]);
     expect(patched).toEqual([]);
+    expect(calls).toEqual([]);
   });
 
   it("lets the manager follow the CA when the configurations cannot be read, then says why it published nothing", async () => {
-    const { api, patched } = fakeApi(true);
-    const m = source(true);
+    const { api, patched, calls } = fakeApi(true);
+    const m = source(true, calls);
     await expect(publishCaBundle(api, refs, m.source)).rejects.toThrow("service unavailable");
     expect(m.refreshed).toEqual([[]]);
     expect(patched).toEqual([]);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe("publishRetryDelayMs", () => {
+  it.each<{ name: string; failures: number; want: number | undefined }>([
+    { name: "leaves a reconcile that worked to the resync", failures: 0, want: undefined },
+    { name: "retries a first failure after the base delay", failures: 1, want: 5_000 },
+    { name: "doubles the delay at each further failure", failures: 3, want: 20_000 },
+    { name: "waits no longer than the resync, which retries anyway", failures: 8, want: 300_000 },
+    { name: "stays at the resync however long it keeps failing", failures: 10_000, want: 300_000 },
+  ])("$name", ({ failures, want }) => {
+    expect(publishRetryDelayMs(failures, 5_000, 300_000)).toBe(want);
   });
 });

@@ -134,18 +134,26 @@ export async function reconcileCaBundles(
 
 /** What the caBundle reconcile needs of the certificate manager (certs/manager.ts). */
 export interface CaBundleSource {
-  /** Follows the shared CA and records `published` as replaced; true when `caBundlePem` is current. */
+  /**
+   * Re-reads the shared CA (switching to a replaced one only if `published` trusts it) and records
+   * `published` as replaced; true when `caBundlePem` is current.
+   */
   refresh(published?: readonly string[]): Promise<boolean>;
   caBundlePem(): string | undefined;
+  /** The caBundle `pem` is published: a replaced CA it holds may be served from now. */
+  bundlePublished(pem: string): void;
 }
 
 /**
- * One caBundle reconcile of a replica. Reads our configurations; lets the manager follow the shared CA and
+ * One caBundle reconcile of a replica. Reads our configurations; lets the manager re-read the shared CA and
  * record, as replaced, every CA the configurations trust that is no longer the current one (a replica started
- * after a switch learns of the previous CA only there); then publishes the manager's bundle where it differs.
+ * after a switch learns of the previous CA only there); then publishes the manager's bundle where it differs,
+ * and only once that succeeded tells the manager, which then switches to a replaced CA the bundle holds: so a
+ * replica never serves from a CA the API server does not trust yet. If the publish fails, it keeps serving
+ * from the CA it has, and the next reconcile tries again.
  * Safe from every replica: the bundle is computed from the shared CA Secret, so they converge on one value;
  * a replica that could not read the Secret publishes nothing (`skipped`) rather than what it read before.
- * The manager follows the CA even when the configurations cannot be read; the read error is thrown after.
+ * The manager re-reads the CA even when the configurations cannot be read; the read error is thrown after.
  */
 export async function publishCaBundle(
   api: KubernetesObjectApi,
@@ -161,5 +169,16 @@ export async function publishCaBundle(
   }
   const pem = source.caBundlePem();
   if (!current || pem === undefined) return refs.map((ref) => ({ ref, outcome: "skipped" as const }));
-  return applyCaBundles(api, read, pem);
+  const results = await applyCaBundles(api, read, pem);
+  source.bundlePublished(pem);
+  return results;
+}
+
+/**
+ * How long after its `failures`-th failure in a row the caBundle reconcile tries again, before its resync:
+ * `baseMs`, doubled at each further failure, at most `maxMs` (the resync). Undefined after none.
+ */
+export function publishRetryDelayMs(failures: number, baseMs: number, maxMs: number): number | undefined {
+  if (failures < 1) return undefined;
+  return Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
 }

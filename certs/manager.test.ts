@@ -1,9 +1,15 @@
 import { X509Certificate } from "node:crypto";
-import type { V1Secret } from "@kubernetes/client-node";
+import type { KubernetesObject, KubernetesObjectApi, V1Secret } from "@kubernetes/client-node";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { retiredCasAnnotation } from "../api/keys.ts";
-import { type CertificateManagerOptions, createCertificateManager, type SecretStore } from "./manager.ts";
+import { publishCaBundle, type WebhookConfigurationRef } from "./cabundle.ts";
+import {
+  type CertificateManager,
+  type CertificateManagerOptions,
+  createCertificateManager,
+  type SecretStore,
+} from "./manager.ts";
 import { createCertificateAuthority, defaultPkiDeps } from "./pki.ts";
 import { parseRetiredCas, splitCertificates } from "./retired-cas.ts";
 import { caSecret, type SecretRef } from "./rotation.ts";
@@ -204,7 +210,7 @@ describe("certificate manager", () => {
     expect(memory.calls.creates).toBe(0);
   });
 
-  it("follows a CA another replica replaced at the next refresh, and tells its subscribers", async () => {
+  it("follows a CA another replica replaced once its caBundle is published, and tells its subscribers", async () => {
     const memory = memoryStore();
     const clock = fakeClock(new Date());
     const m = manager(memory.store, clock);
@@ -217,11 +223,14 @@ describe("certificate manager", () => {
     const before = m.caPem();
     const replaced = newCa("replaced");
     memory.replaceCa(replaced);
-    await m.refresh();
-    expect(told).toBe(1);
-    expect(m.caPem()).toBe(replaced.certPem);
+    await m.refresh([before ?? ""]);
+    expect(told).toBe(0);
+    expect(m.caPem()).toBe(before);
     // Both CAs are published for a while, so a replica still serving from the old one stays trusted.
     expect(cas(m.caBundlePem())).toEqual([fingerprint(replaced.certPem), fingerprint(before)]);
+    m.bundlePublished(m.caBundlePem() ?? "");
+    expect(told).toBe(1);
+    expect(m.caPem()).toBe(replaced.certPem);
     clock.advance(16 * 60_000);
     expect(m.caBundlePem()).toBe(replaced.certPem);
     expect(
@@ -304,7 +313,8 @@ describe("certificate manager", () => {
     await late.refresh([previous]);
     const current = late.caPem();
     expect(cas(late.caBundlePem())).toEqual([fingerprint(current), fingerprint(previous)]);
-    await early.refresh();
+    // `late` publishes its bundle; `early` reads it in the configurations at its resync.
+    await early.refresh(splitCertificates(late.caBundlePem() ?? ""));
     expect(early.caPem()).toBe(current);
     expect(early.caBundlePem()).toBe(late.caBundlePem());
   });
@@ -424,5 +434,201 @@ describe("certificate manager", () => {
     await m.start();
     m.stop();
     expect(clock.pending()).toEqual([]);
+  });
+});
+
+/**
+ * Our two webhook configurations as the API server holds them, each with one Service-backed webhook, for
+ * `publishCaBundle`. `failApplies` makes every apply fail; `events` tells what happened in order: each apply,
+ * and each serving certificate of a `watch`ed replica, with the CA it comes from.
+ */
+function webhookApi() {
+  const caBundles = new Map<string, string | undefined>();
+  const events: string[] = [];
+  let failApplies = false;
+  const api = {
+    async read(object: KubernetesObject) {
+      const caBundle = caBundles.get(object.kind ?? "");
+      return { webhooks: [{ name: "w", clientConfig: { service: { name: "napwake-webhook" }, caBundle } }] };
+    },
+    async patch(object: KubernetesObject) {
+      if (failApplies) {
+        events.push(`${object.kind} apply failed`);
+        throw Object.assign(new Error("etcd timeout"), { code: 504 });
+      }
+      const [webhook] = (object as { webhooks: { clientConfig: { caBundle: string } }[] }).webhooks;
+      caBundles.set(object.kind ?? "", webhook?.clientConfig.caBundle);
+      events.push(`${object.kind} applied`);
+      return object;
+    },
+  } as unknown as KubernetesObjectApi;
+  /** The PEM CAs both configurations trust (they must agree). */
+  const trustedPems = () => {
+    const bundles = new Set(caBundles.values());
+    expect(bundles.size).toBe(1);
+    const [bundle] = bundles;
+    return splitCertificates(Buffer.from(bundle ?? "", "base64").toString("utf8"));
+  };
+  return {
+    api,
+    events,
+    trustedPems,
+    /** The fingerprints of the CAs both configurations trust. */
+    trusted: () => trustedPems().map(fingerprint),
+    failApplies: (fail: boolean) => {
+      failApplies = fail;
+    },
+    /** Makes `m` note in `events` each serving certificate it issues, with the CA it comes from. */
+    watch(m: CertificateManager, names: Map<string | undefined, string>) {
+      m.subscribe(() => events.push(`serving from ${names.get(fingerprint(m.caPem())) ?? "?"}`));
+    },
+  };
+}
+
+const webhookRefs: WebhookConfigurationRef[] = [
+  { kind: "MutatingWebhookConfiguration", name: "napwake" },
+  { kind: "ValidatingWebhookConfiguration", name: "napwake" },
+];
+
+/** Whether `m` serves a certificate issued by the CA `caPem`. */
+const servesFrom = (m: CertificateManager, caPem: string | undefined) =>
+  new X509Certificate(m.current()?.certPem ?? "").checkIssued(new X509Certificate(caPem ?? ""));
+
+describe("certificate manager switching to a replaced CA", () => {
+  /** A replica started and published (its caBundle trusts its CA), and a new CA in the Secret. */
+  async function replicaAfterReplacement() {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock);
+    await m.start();
+    const web = webhookApi();
+    await publishCaBundle(web.api, webhookRefs, m);
+    web.events.length = 0;
+    const previous = m.caPem() ?? "";
+    const replaced = newCa("replaced");
+    memory.replaceCa(replaced);
+    const names = new Map([
+      [fingerprint(previous), "previous"],
+      [fingerprint(replaced.certPem), "replaced"],
+    ]);
+    web.watch(m, names);
+    return { memory, clock, m, web, previous, replaced: replaced.certPem };
+  }
+
+  it("keeps serving from the previous CA while the caBundle with the replaced one cannot be published", async () => {
+    const { m, web, previous, replaced } = await replicaAfterReplacement();
+    const before = m.current();
+    web.failApplies(true);
+    await expect(publishCaBundle(web.api, webhookRefs, m)).rejects.toThrow("etcd timeout");
+    expect(m.caPem()).toBe(previous);
+    expect(m.current()).toBe(before);
+    expect(servesFrom(m, previous)).toBe(true);
+    expect(web.trusted()).toEqual([fingerprint(previous)]);
+    // Its caBundle holds both, for the next attempt.
+    expect(cas(m.caBundlePem())).toEqual([fingerprint(replaced), fingerprint(previous)]);
+    expect(web.events).toEqual(["MutatingWebhookConfiguration apply failed"]);
+  });
+
+  it("switches to the replaced CA only after the caBundle that trusts it is published", async () => {
+    const { m, web, previous, replaced } = await replicaAfterReplacement();
+    await publishCaBundle(web.api, webhookRefs, m);
+    expect(web.events).toEqual([
+      "MutatingWebhookConfiguration applied",
+      "ValidatingWebhookConfiguration applied",
+      "serving from replaced",
+    ]);
+    expect(web.trusted()).toEqual([fingerprint(replaced), fingerprint(previous)]);
+    expect(m.caPem()).toBe(replaced);
+    expect(servesFrom(m, replaced)).toBe(true);
+  });
+
+  it("switches after a failed publish once a later one succeeds", async () => {
+    const { m, web, replaced } = await replicaAfterReplacement();
+    web.failApplies(true);
+    await expect(publishCaBundle(web.api, webhookRefs, m)).rejects.toThrow("etcd timeout");
+    web.failApplies(false);
+    await publishCaBundle(web.api, webhookRefs, m);
+    expect(web.events).toEqual([
+      "MutatingWebhookConfiguration apply failed",
+      "MutatingWebhookConfiguration applied",
+      "ValidatingWebhookConfiguration applied",
+      "serving from replaced",
+    ]);
+    expect(servesFrom(m, replaced)).toBe(true);
+  });
+
+  it("switches at its resync, before publishing, when another replica published the caBundle that trusts the replaced CA", async () => {
+    const { memory, clock, m, web, previous, replaced } = await replicaAfterReplacement();
+    // What its caBundle reconcile passes: the CAs the configurations trust, the previous one only.
+    await m.refresh(web.trustedPems());
+    expect(servesFrom(m, previous)).toBe(true);
+    const other = manager(memory.store, clock);
+    await other.start();
+    await publishCaBundle(web.api, webhookRefs, other);
+    web.events.length = 0;
+    await m.refresh(web.trustedPems());
+    expect(web.events).toEqual(["serving from replaced"]);
+    expect(servesFrom(m, replaced)).toBe(true);
+  });
+
+  it("serves from a CA it created after the Secret was deleted only once the caBundle that trusts it is published", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock);
+    await m.start();
+    const web = webhookApi();
+    await publishCaBundle(web.api, webhookRefs, m);
+    const previous = m.caPem();
+    memory.secrets.delete("napwake-system/napwake-webhook-ca");
+    web.failApplies(true);
+    await expect(publishCaBundle(web.api, webhookRefs, m)).rejects.toThrow("etcd timeout");
+    const created = memory.secrets.get("napwake-system/napwake-webhook-ca");
+    expect(created).toBeDefined();
+    expect(m.caPem()).toBe(previous);
+    expect(servesFrom(m, previous)).toBe(true);
+    web.failApplies(false);
+    await publishCaBundle(web.api, webhookRefs, m);
+    expect(fingerprint(m.caPem())).not.toBe(fingerprint(previous));
+    expect(web.trusted()).toEqual([fingerprint(m.caPem()), fingerprint(previous)]);
+  });
+
+  it("renews from the previous CA when its renewal finds a replaced one, leaving the switch to the publish", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock, 30_000);
+    await m.start();
+    const previous = m.caPem();
+    const first = m.current();
+    const replaced = newCa("replaced");
+    memory.replaceCa(replaced);
+    await clock.fire();
+    expect(serial(m.current()?.certPem)).not.toBe(serial(first?.certPem));
+    expect(m.caPem()).toBe(previous);
+    expect(servesFrom(m, previous)).toBe(true);
+    m.bundlePublished(m.caBundlePem() ?? "");
+    expect(servesFrom(m, replaced.certPem)).toBe(true);
+  });
+
+  it("switches at once, unpublished, when the CA it serves from has expired: nothing trusts its certificates", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const m = manager(memory.store, clock, 24 * hour, { caValidForMs: 2 * hour });
+    await m.start();
+    const previous = m.caPem() ?? "";
+    const replaced = newCa("replaced");
+    memory.replaceCa(replaced);
+    clock.advance(2 * hour - 60_000);
+    await m.refresh([previous]);
+    expect(servesFrom(m, previous)).toBe(true);
+    clock.advance(2 * 60_000);
+    await m.refresh([previous]);
+    expect(servesFrom(m, replaced.certPem)).toBe(true);
+  });
+
+  it("keeps the previous CA when told of a published caBundle that lacks the replaced one", async () => {
+    const { m, previous } = await replicaAfterReplacement();
+    await m.refresh([previous]);
+    m.bundlePublished(previous);
+    expect(servesFrom(m, previous)).toBe(true);
   });
 });

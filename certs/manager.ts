@@ -2,6 +2,7 @@ import type { CoreV1Api, V1Secret } from "@kubernetes/client-node";
 import type { Logger as PinoLogger } from "pino";
 import { fieldManager, retiredCasAnnotation } from "../api/keys.ts";
 import { httpCode } from "../kube/errors.ts";
+import { decideCaSwitch } from "./ca-switch.ts";
 import {
   createCertificateAuthority,
   defaultPkiDeps,
@@ -13,6 +14,7 @@ import {
   decideTrust,
   describeRetiredCas,
   type RetiredCa,
+  splitCertificates,
   trustBundle,
   withRetiredCas,
 } from "./retired-cas.ts";
@@ -115,7 +117,10 @@ export interface CertificateManager {
   stop(): void;
   /** The current serving certificate and key. */
   current(): KeyPair | undefined;
-  /** The PEM of the CA that signed the current serving certificate. */
+  /**
+   * The PEM of the CA that signed the current serving certificate. After the shared CA was replaced, the
+   * previous one until the caBundle that trusts the new one is published (see `refresh`).
+   */
   caPem(): string | undefined;
   /**
    * The caBundle to publish: the CA in the shared Secret, and each replaced CA until the deadline recorded
@@ -127,9 +132,12 @@ export interface CertificateManager {
   /** When the current serving certificate will be renewed. */
   renewsAt(): Date | undefined;
   /**
-   * Re-reads the shared CA and, when another replica replaced it, issues a serving certificate from the new
-   * one at once (subscribers are told), so replicas converge on a replaced CA within one refresh rather than
-   * at their next renewal. An unreadable Secret changes nothing.
+   * Re-reads the shared CA. When it was replaced (by another replica, or by this one creating a new CA after
+   * the Secret was deleted), the replica switches to it only where `decideCaSwitch` allows: if `published`
+   * holds it already (another replica published it), at once; otherwise it keeps serving from its CA, which
+   * the published caBundle trusts, until `bundlePublished` says the caBundle holding the new one (which
+   * `caBundlePem` gives from now on) is published; or at once if its CA has expired. A switch issues a serving
+   * certificate from the new CA and tells the subscribers. An unreadable Secret changes nothing.
    *
    * Every CA this replica knows was trusted and is no longer the current one is recorded in the Secret as
    * replaced, with a deadline, unless it is recorded already: the CA it served from, and the CAs in
@@ -141,14 +149,21 @@ export interface CertificateManager {
    * switched to, and must not be published.
    */
   refresh(published?: readonly string[]): Promise<boolean>;
+  /**
+   * Says that the caBundle `pem` (as `caBundlePem` gave it) is now what our webhook configurations trust: a
+   * replica waiting for the shared CA to be published switches to it if `pem` holds it.
+   */
+  bundlePublished(pem: string): void;
   subscribe(listener: () => void): () => void;
 }
 
 /**
  * Keeps a short-lived serving certificate, issued locally from a CA shared through a Secret. Replicas race
  * to create the CA safely: the create fails on conflict and the loser re-reads the winner's. The certificate
- * is renewed at two thirds of its life; each renewal re-reads the CA (so replicas converge on a replaced CA)
- * but falls back to the one it has if the API server is unreachable, so renewal never depends on it.
+ * is renewed at two thirds of its life; each renewal re-reads the CA but falls back to the one it has if the
+ * API server is unreachable, so renewal never depends on it. A replaced CA is served from only once the
+ * caBundle that trusts it is published (see `refresh`): a renewal that finds one renews from the CA it has,
+ * and the caBundle publish its subscribers run switches.
  * Replaced CAs are recorded in the Secret (see certs/retired-cas.ts), written only if the Secret is unchanged
  * since it was read, so replicas that retire CAs at once all end up in the record.
  */
@@ -164,8 +179,11 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
   const secretName = `${options.caSecret.namespace}/${options.caSecret.name}`;
   /** The CA this replica serves from. */
   let ca: Authority | undefined;
-  /** The CA in the shared Secret and its record of replaced CAs, as last read (and written). */
-  let shared: { caPem: string; retired: RetiredCa[] } | undefined;
+  /**
+   * The CA in the shared Secret and its record of replaced CAs, as last read (and written). Its CA differs
+   * from `ca` from when a replaced CA is read until the caBundle that trusts it is published.
+   */
+  let shared: { authority: Authority; retired: RetiredCa[] } | undefined;
   let serving: KeyPair | undefined;
   let renewAt: Date | undefined;
   let timer: unknown;
@@ -230,7 +248,7 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
           );
         }
       }
-      shared = { caPem: authority.pair.certPem, retired: decided.retired };
+      shared = { authority, retired: decided.retired };
       if (decided.record === value) return authority;
       const outcome = await writeRecord(secret, decided);
       if (outcome !== "conflict") return authority;
@@ -299,6 +317,40 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     }
   }
 
+  /** The CA to serve from, given the CAs `published` trusts: the shared one where `decideCaSwitch` allows. */
+  function servingFrom(published: readonly string[]): Authority | undefined {
+    if (!shared) return ca;
+    const decision = decideCaSwitch({
+      serving: ca?.pair.certPem,
+      shared: shared.authority.pair.certPem,
+      published,
+      servingNotAfter: ca?.notAfter,
+      now: now(),
+    });
+    if (decision.why === "the caBundle does not trust the new CA yet") {
+      logger.info(
+        { secret: secretName },
+        "certificates: the shared CA was replaced; serving from the current one until the caBundle that trusts the new one is published",
+      );
+    } else if (decision.switchNow && ca) {
+      logger.info({ secret: secretName, why: decision.why }, "certificates: switching to the shared CA");
+    }
+    return decision.switchNow ? shared.authority : ca;
+  }
+
+  /** Switches to the shared CA if `published` allows it (see `servingFrom`); a failure is left to renewal. */
+  function follow(published: readonly string[]): void {
+    if (stopped || !ca) return;
+    const authority = servingFrom(published);
+    if (!authority || authority === ca) return;
+    try {
+      issue(authority);
+      if (renewAt) schedule(renewAt);
+    } catch (error) {
+      logger.error({ err: error }, "certificates: could not issue from the replaced CA; renewal will retry");
+    }
+  }
+
   function schedule(at: Date): void {
     if (stopped) return;
     timers.clearTimeout(timer);
@@ -313,9 +365,8 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
   }
 
   async function renew(): Promise<void> {
-    let authority = ca;
     try {
-      authority = await loadCa();
+      await loadCa();
     } catch (error) {
       logger.warn(
         { err: error },
@@ -324,6 +375,9 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     }
     if (stopped) return;
     try {
+      // The published CAs are not known here: a replaced CA waits for the caBundle publish the renewal's
+      // subscribers run, unless the CA served from has expired.
+      const authority = servingFrom([]);
       if (!authority) throw new Error("no CA");
       issue(authority);
       if (renewAt) schedule(renewAt);
@@ -337,7 +391,11 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
   return {
     async start() {
       stopped = false;
-      issue(await loadCa());
+      await loadCa();
+      // The first time there is nothing served to protect: issue from the shared CA at once.
+      const authority = servingFrom([]);
+      if (!authority) throw new Error("no CA");
+      issue(authority);
       if (renewAt) schedule(renewAt);
     },
     stop() {
@@ -346,13 +404,13 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     },
     current: () => serving,
     caPem: () => ca?.pair.certPem,
-    caBundlePem: () => (shared ? trustBundle(shared.caPem, shared.retired, now()) : undefined),
+    caBundlePem: () =>
+      shared ? trustBundle(shared.authority.pair.certPem, shared.retired, now()) : undefined,
     renewsAt: () => renewAt,
     async refresh(published = []) {
       if (stopped || !ca) return false;
-      let authority: Authority;
       try {
-        authority = await loadCa(published);
+        await loadCa(published);
       } catch (error) {
         logger.warn(
           { err: error },
@@ -360,18 +418,11 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
         );
         return false;
       }
-      if (stopped || authority.pair.certPem === ca?.pair.certPem) return true;
-      logger.info({}, "certificates: the shared CA was replaced; issuing a serving certificate from it");
-      try {
-        issue(authority);
-        if (renewAt) schedule(renewAt);
-      } catch (error) {
-        logger.error(
-          { err: error },
-          "certificates: could not issue from the replaced CA; renewal will retry",
-        );
-      }
+      follow(published);
       return true;
+    },
+    bundlePublished(pem) {
+      follow(splitCertificates(pem));
     },
     subscribe(listener) {
       listeners.add(listener);

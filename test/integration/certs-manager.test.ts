@@ -1,6 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { KubernetesObject, KubernetesObjectApi, V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retiredCasAnnotation } from "../../api/keys.ts";
@@ -52,14 +52,56 @@ const fingerprint = (pem: string | undefined) => new X509Certificate(pem ?? "").
 /** The fingerprints of the CAs in a PEM bundle, in order. */
 const cas = (bundle: string | undefined) => splitCertificates(bundle ?? "").map(fingerprint);
 const outcomes = (results: { outcome: string }[]) => results.map((r) => r.outcome);
+/** The Napwake webhooks, with a lookup that finds the owner `ownerOf` names. */
+const webhooksFor = (ownerOf: (name: string) => string | undefined) =>
+  napwakeWebhooks({
+    lookup: { ownerOf: (_ns, _kind, name) => ownerOf(name) },
+    operatorUsername: "system:serviceaccount:napwake-system:napwake-operator",
+  });
+
+/** A Deployment the test webhooks' lookup says a ManagedWorkload targets when its name starts `owned-`. */
+function ownedDeployment(name: string): V1Deployment {
+  return {
+    metadata: { name },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: "a" } },
+      template: { metadata: { labels: { app: "a" } }, spec: { containers: [{ name: "a", image: "a" }] } },
+    },
+  };
+}
+
+/** `api` whose server-side applies go through `apply`, given the object and the real apply. */
+function withApplies(
+  api: KubernetesObjectApi,
+  apply: (object: KubernetesObject, real: () => Promise<KubernetesObject>) => Promise<KubernetesObject>,
+): KubernetesObjectApi {
+  return new Proxy(api, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property === "patch") {
+        return (object: KubernetesObject, ...rest: unknown[]) =>
+          apply(object, () =>
+            (value as (...args: unknown[]) => Promise<KubernetesObject>).apply(target, [object, ...rest]),
+          );
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
 
 /** The certificate the server presents to a new connection, as the API server would dial it (with SNI). */
-function servedCertificate(port: number, namespace: string, caPem: string): Promise<X509Certificate> {
+function servedCertificate(
+  port: number,
+  namespace: string,
+  caPem: string,
+  service = serviceName,
+): Promise<X509Certificate> {
   return new Promise((resolve, reject) => {
     const socket = connect({
       host: serverIp,
       port,
-      servername: `${serviceName}.${namespace}.svc`,
+      servername: `${service}.${namespace}.svc`,
       ca: caPem,
     });
     socket.on("secureConnect", () => {
@@ -76,6 +118,8 @@ describe("certificate manager on the real API server", () => {
   let clients: Clients;
   let namespace: string;
   let server: WebhookServer | undefined;
+  const servers: WebhookServer[] = [];
+  const namespaces: string[] = [];
   const managers: CertificateManager[] = [];
   const refs: WebhookConfigurationRef[] = [];
 
@@ -125,6 +169,8 @@ describe("certificate manager on the real API server", () => {
     }
     for (const m of managers) m.stop();
     await server?.close();
+    for (const s of servers) await s.close();
+    for (const ns of namespaces) await deleteTestNamespace(clients, ns);
     await deleteTestNamespace(clients, namespace);
   });
 
@@ -146,10 +192,7 @@ describe("certificate manager on the real API server", () => {
     managers.push(certificates);
     await certificates.start();
     const caPem = certificates.caPem() ?? "";
-    const webhooks = napwakeWebhooks({
-      lookup: { ownerOf: (_ns, _kind, name) => (name.startsWith("owned-") ? "the-owner" : undefined) },
-      operatorUsername: "system:serviceaccount:napwake-system:napwake-operator",
-    });
+    const webhooks = webhooksFor((name) => (name.startsWith("owned-") ? "the-owner" : undefined));
     // Short keep-alive: the API server must open new connections, which get the current certificate.
     server = createWebhookServer({
       webhooks,
@@ -189,15 +232,10 @@ describe("certificate manager on the real API server", () => {
     );
     let attempt = 0;
     const stamped = await eventually("a Deployment is stamped through a rotated certificate", async () => {
-      const body: V1Deployment = {
-        metadata: { name: `owned-${attempt++}` },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { app: "a" } },
-          template: { metadata: { labels: { app: "a" } }, spec: { containers: [{ name: "a", image: "a" }] } },
-        },
-      };
-      const created = await clients.apps.createNamespacedDeployment({ namespace, body });
+      const created = await clients.apps.createNamespacedDeployment({
+        namespace,
+        body: ownedDeployment(`owned-${attempt++}`),
+      });
       return created.metadata?.annotations?.["napwake.dev/managed-by"] ? created : undefined;
     });
     expect(stamped.metadata?.annotations?.["napwake.dev/managed-by"]).toBe("the-owner");
@@ -313,5 +351,113 @@ describe("certificate manager on the real API server", () => {
     reads = true;
     expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
     expect(second.caPem()).toBe(current);
+  });
+
+  it("switches a replica's serving certificate to a replaced CA only once the webhook configurations trust it", async () => {
+    const caSecret = "napwake-webhook-ca-switch";
+    const service = "napwake-webhook-switch";
+    const name = `napwake-${namespace}-switch`;
+    // The workloads these webhooks are called for, in a namespace of their own (the rotation test's are
+    // called for the test namespace).
+    const workloads = await createTestNamespace(clients, "certs-switch");
+    namespaces.push(workloads);
+    const replica = createCertificateManager({
+      secrets: kubeSecretStore(clients.core),
+      caSecret: { namespace, name: caSecret },
+      dnsNames: serviceDnsNames(namespace, service),
+      now: () => new Date(),
+      logger,
+    });
+    managers.push(replica);
+    await replica.start();
+    const webhooks = webhooksFor((n) => (n.startsWith("owned-") ? "the-owner" : undefined));
+    // Short keep-alive: the API server opens new connections, which get the current certificate.
+    const switching = createWebhookServer({
+      webhooks,
+      certificates: replica,
+      logger,
+      now: () => new Date(),
+      keepAliveTimeoutMs: 500,
+    });
+    servers.push(switching);
+    const { port } = await switching.listen(serverIp, 0);
+    const own: WebhookConfigurationRef[] = [
+      { kind: "MutatingWebhookConfiguration", name },
+      { kind: "ValidatingWebhookConfiguration", name },
+    ];
+    refs.push(...own);
+    await serverSideApply(
+      clients.objects,
+      webhookInstall({
+        namespace,
+        service,
+        configuration: name,
+        ip: serverIp,
+        port,
+        excludeNamespaces: [],
+        onlyNamespaces: [workloads],
+      }),
+      harnessFieldManager,
+    );
+    expect(outcomes(await publishCaBundle(clients.objects, own, replica))).toEqual(["updated", "updated"]);
+    const previous = replica.caPem() ?? "";
+    let attempt = 0;
+    /** Whether the API server got the mutating webhook's stamp on a new Deployment through the replica. */
+    const stamped = async () => {
+      const created = await clients.apps.createNamespacedDeployment({
+        namespace: workloads,
+        body: ownedDeployment(`owned-${attempt++}`),
+      });
+      return created.metadata?.annotations?.["napwake.dev/managed-by"] === "the-owner" ? true : undefined;
+    };
+    await eventually("the API server calls the replica's webhooks", stamped);
+    const served = (caPem: string) => servedCertificate(port, namespace, caPem, service);
+
+    // The CA replaced as the docs say (the Secret deleted): the replica creates the new CA at its next resync,
+    // whose caBundle apply fails.
+    await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
+    const failing = withApplies(clients.objects, async () => {
+      throw new Error("the API server timed out");
+    });
+    await expect(publishCaBundle(failing, own, replica)).rejects.toThrow("the API server timed out");
+    const stored = caFromSecret(
+      await clients.core.readNamespacedSecret({ namespace, name: caSecret }),
+      new Date(),
+    );
+    const replaced = "ca" in stored ? stored.ca.certPem : "";
+    expect(fingerprint(replaced)).not.toBe(fingerprint(previous));
+    expect(cas(replica.caBundlePem())).toEqual([fingerprint(replaced), fingerprint(previous)]);
+    // It keeps serving from the CA the configurations trust, and the API server keeps calling it.
+    expect(await published(name)).toEqual([fingerprint(previous)]);
+    expect(replica.caPem()).toBe(previous);
+    expect((await served(previous)).checkIssued(new X509Certificate(previous))).toBe(true);
+    expect(await stamped()).toBe(true);
+
+    // The next publish succeeds: the replica switches once both configurations trust the new CA, not before.
+    const landed: { trusts: string[]; servingFrom: string }[] = [];
+    const recording = withApplies(clients.objects, async (object, real) => {
+      const applied = await real();
+      const [webhook] = (object as { webhooks: { clientConfig: { caBundle: string } }[] }).webhooks;
+      landed.push({
+        trusts: cas(Buffer.from(webhook?.clientConfig.caBundle ?? "", "base64").toString("utf8")),
+        servingFrom: fingerprint(replica.caPem()),
+      });
+      return applied;
+    });
+    let landedAtSwitch: number | undefined;
+    const unsubscribe = replica.subscribe(() => {
+      landedAtSwitch ??= landed.length;
+    });
+    expect(outcomes(await publishCaBundle(recording, own, replica))).toEqual(["updated", "updated"]);
+    unsubscribe();
+    expect(landed).toEqual([
+      { trusts: [fingerprint(replaced), fingerprint(previous)], servingFrom: fingerprint(previous) },
+      { trusts: [fingerprint(replaced), fingerprint(previous)], servingFrom: fingerprint(previous) },
+    ]);
+    expect(landedAtSwitch).toBe(2);
+    expect(await published(name)).toEqual([fingerprint(replaced), fingerprint(previous)]);
+    expect(replica.caPem()).toBe(replaced);
+    expect((await served(replaced)).checkIssued(new X509Certificate(replaced))).toBe(true);
+    await eventually("the API server calls the replica through its certificate from the new CA", stamped);
   });
 });
