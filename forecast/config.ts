@@ -147,9 +147,19 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   maxGapSlots: 7 * DAY_SLOTS,
 };
 
-/** Defaults overridden by `overrides`; keeps `weeklyAfterDays` within the kept history. */
+/**
+ * Defaults overridden by `overrides`; keeps `weeklyAfterDays` within the kept history. A half-life that is
+ * not a positive number of days is refused: a zero or NaN one would start the seasons from NaN weights.
+ */
 export function forecastConfig(overrides: Partial<ForecastConfig> = {}): ForecastConfig {
   const merged = { ...DEFAULT_FORECAST_CONFIG, ...overrides };
+  for (const [season, days] of Object.entries(merged.seasonHalfLivesDays)) {
+    if (!(days > 0)) {
+      throw new RangeError(
+        `seasonHalfLivesDays.${season} must be a positive number of days (Infinity for equal weights), got ${days}`,
+      );
+    }
+  }
   return { ...merged, weeklyAfterDays: Math.min(merged.weeklyAfterDays, merged.historyDays) };
 }
 

@@ -6,8 +6,10 @@ import {
   cloneHwState,
   EQUAL_WEIGHTS,
   forecastAt,
+  type HwState,
   initialState,
   recencyWeight,
+  type SeasonHalfLives,
   type SlotWindow,
   shrunkWeeklyMeans,
   stepInPlace,
@@ -187,6 +189,40 @@ describe("weekly season from two weeks", () => {
     expect(equal).toBeLessThan(15);
     expect(recent / equal).toBeGreaterThan(1.1);
   });
+
+  it("counts a mean of unequally weighted samples as noisier than one of equal weights", () => {
+    // Every Monday slot sees 4, then 6; every other day 0. Samples (4, 6): variance (6 - 4)^2 / 2 = 2.
+    const values = Array.from({ length: 2 * WEEK_SLOTS }, (_, i) =>
+      i % WEEK_SLOTS < DAY_SLOTS ? (i < WEEK_SLOTS ? 4 : 6) : 0,
+    );
+    const window = windowOf(values);
+    const monday = (weekly: Float64Array) => weekly[MONDAY_SLOT % WEEK_SLOTS] ?? 0;
+    // Equal weights: mean 5, variance of the mean 2 / 2 = 1, shrunk by 1 - 1 / 5^2.
+    expect(monday(shrunkWeeklyMeans(window, () => 0))).toBeCloseTo(5 * (1 - 1 / 25), 9);
+    // Weights 1/3 and 1: mean 5.5, variance of the mean 2 * (1/9 + 1) / (4/3)^2 = 1.25, not 2 / 2.
+    const thirdForOld = (offset: number) => (offset < WEEK_SLOTS ? 1 / 3 : 1);
+    expect(monday(shrunkWeeklyMeans(window, () => 0, thirdForOld))).toBeCloseTo(
+      5.5 * (1 - 1.25 / 5.5 ** 2),
+      9,
+    );
+  });
+
+  it("starts the weekly season from its own half-life", () => {
+    const mondayPeak = (week: number) => (week === 0 ? 10 : 20);
+    const values = Array.from({ length: 2 * WEEK_SLOTS }, (_, i) =>
+      i % WEEK_SLOTS === 40 ? mondayPeak(Math.floor(i / WEEK_SLOTS)) : 0,
+    );
+    const window = windowOf(values);
+    const peak = (state: HwState) =>
+      state.level +
+      (state.daily[(MONDAY_SLOT + 40) % DAY_SLOTS] ?? 0) +
+      (state.weekly[(MONDAY_SLOT + 40) % WEEK_SLOTS] ?? 0);
+    const equal = peak(initialState(window, "daily+weekly", EQUAL_WEIGHTS));
+    const weeklyOnly = peak(
+      initialState(window, "daily+weekly", { daily: Number.POSITIVE_INFINITY, weekly: 7 }),
+    );
+    expect(weeklyOnly).toBeGreaterThan(equal + 1);
+  });
 });
 
 describe("seasons started from a window whose schedule changed", () => {
@@ -209,11 +245,73 @@ describe("seasons started from a window whose schedule changed", () => {
     expect(weighted).toBeCloseTo((1 - 2 ** (-4 / 7)) / (1 - 2 ** -2), 2);
   });
 
-  it("weighs every day alike with infinite half-lives", () => {
-    const window = windowOf(changed);
-    expect(initialState(window, "daily", EQUAL_WEIGHTS).daily).toEqual(initialState(window, "daily").daily);
+  it("weighs every day alike with infinite half-lives: plain means, the weekly ones shrunk as unweighted", () => {
+    // Three weeks, so most times of week are seen three times; gaps leave some seen twice or once.
+    const values = officeSeries(21, 11).map((p, i) => (i % 11 === 0 || i > 20 * DAY_SLOTS ? null : p.value));
+    const window = windowOf(values);
+    const state = initialState(window, "daily+weekly", EQUAL_WEIGHTS);
+    const expected = unweightedStart(window);
+    expect(expected.weekly.some((v) => v !== 0)).toBe(true);
+    for (const [i, v] of state.daily.entries()) expect(v).toBeCloseTo(expected.daily[i] ?? Number.NaN, 9);
+    for (const [i, v] of state.weekly.entries()) expect(v).toBeCloseTo(expected.weekly[i] ?? Number.NaN, 9);
+  });
+
+  it("starts a refit's seasons from the configured half-lives", () => {
+    // Smoothing held at its lower bound, as the fit leaves it on the replayed traces: the start shows.
+    const slow = {
+      ...DEFAULT_FORECAST_CONFIG.bounds,
+      alpha: [0.001, 0.001],
+      gammaDay: [0.001, 0.001],
+    } as const;
+    const at0600Tomorrow = (halfLives: SeasonHalfLives) => {
+      const fitConfig = forecastConfig({ seasonHalfLivesDays: halfLives, bounds: slow });
+      const fit = fitWindow(windowOf(changed), "daily", fitConfig);
+      return forecastAt(fit?.state ?? never(), fit?.params ?? never(), hwOptions(fitConfig), at0600 + 1);
+    };
+    expect(at0600Tomorrow(EQUAL_WEIGHTS)).toBeCloseTo(4 / 14, 1);
+    expect(at0600Tomorrow(DEFAULT_FORECAST_CONFIG.seasonHalfLivesDays)).toBeGreaterThan(
+      at0600Tomorrow(EQUAL_WEIGHTS) + 0.1,
+    );
+  });
+
+  it.each([0, -7, Number.NaN])("refuses a half-life of %s days", (days) => {
+    expect(() => forecastConfig({ seasonHalfLivesDays: { daily: 7, weekly: days } })).toThrow(
+      /seasonHalfLivesDays\.weekly must be a positive number of days/,
+    );
+    expect(() => forecastConfig({ seasonHalfLivesDays: EQUAL_WEIGHTS })).not.toThrow();
   });
 });
+
+/**
+ * The start with every sample weighing alike, written out: plain means per time of day around the level,
+ * and per time of week around both, each day's shrunk by 1 - (mean variance of a mean) / (mean square).
+ */
+function unweightedStart(window: SlotWindow): { daily: number[]; weekly: number[] } {
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const samples = (period: number, residual: (value: number, slot: number) => number) => {
+    const byIndex: number[][] = Array.from({ length: period }, () => []);
+    window.values.forEach((value, offset) => {
+      const slot = window.startSlot + offset;
+      if (!Number.isNaN(value)) byIndex[slot % period]?.push(residual(value, slot));
+    });
+    return byIndex;
+  };
+  const level = mean([...window.values].filter((v) => !Number.isNaN(v)));
+  const daily = samples(DAY_SLOTS, (v) => v - level).map((xs) => (xs.length > 0 ? mean(xs) : 0));
+  const byTimeOfWeek = samples(WEEK_SLOTS, (v, slot) => v - level - (daily[slot % DAY_SLOTS] ?? 0));
+  const weekly: number[] = [];
+  for (let day = 0; day < 7; day++) {
+    const slots = byTimeOfWeek.slice(day * DAY_SLOTS, (day + 1) * DAY_SLOTS);
+    const means = slots.map((xs) => (xs.length > 0 ? mean(xs) : 0));
+    const power = mean(means.map((m) => m * m));
+    const noises = slots
+      .filter((xs) => xs.length >= 2)
+      .map((xs) => xs.reduce((sum, x) => sum + (x - mean(xs)) ** 2, 0) / (xs.length - 1) / xs.length);
+    const shrink = noises.length === 0 || power === 0 ? 0 : Math.max(0, 1 - mean(noises) / power);
+    weekly.push(...means.map((m) => shrink * m));
+  }
+  return { daily, weekly };
+}
 
 describe("bounded minimiser", () => {
   it.each([
