@@ -83,6 +83,10 @@ export const eventReasons = {
   activityAnomaly: "ActivityAnomaly",
   /** A saved forecast state that could not be read was discarded; the engine learns again. */
   forecastStateDiscarded: "ForecastStateDiscarded",
+  /** A new forecast engine learned the workload's activity history from Prometheus (or found none). */
+  forecastHistoryLearned: "ForecastHistoryLearned",
+  /** The activity history could not be read from Prometheus: the engine learns from now. */
+  forecastHistoryUnavailable: "ForecastHistoryUnavailable",
   /** A new recommendation, or one that changed materially (see rightsizing/change.ts). */
   recommendationChanged: "RecommendationChanged",
   /** No recommendation for a workload or container yet (too little history, no series): sent once per reason. */

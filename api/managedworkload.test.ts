@@ -5,6 +5,7 @@ import { parse } from "yaml";
 import {
   activitySources,
   awakeBudgets,
+  forecastHistories,
   managedWorkloadCrd,
   parseDuration,
   phases,
@@ -59,6 +60,7 @@ describe("the CRD manifest and these types", () => {
     expect(status.phase.enum).toEqual([...phases]);
     expect(status.lastActivity.properties.source.enum).toEqual([...activitySources]);
     expect(spec.forecast.properties.awakeBudget.enum).toEqual([...awakeBudgets]);
+    expect(spec.forecast.properties.history.enum).toEqual([...forecastHistories]);
   });
 
   it("agree on defaults", () => {
@@ -69,6 +71,7 @@ describe("the CRD manifest and these types", () => {
       forecastEnabled: spec.forecast.properties.enabled.default,
       prewake: spec.forecast.properties.prewake.default,
       awakeBudget: spec.forecast.properties.awakeBudget.default,
+      forecastHistory: spec.forecast.properties.history.default,
     }).toEqual(specDefaults);
   });
 

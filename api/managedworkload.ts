@@ -44,7 +44,15 @@ export const specDefaults = {
   forecastEnabled: true,
   prewake: "10m",
   awakeBudget: "IdleWindow",
+  forecastHistory: "Prometheus",
 } as const;
+
+/**
+ * Prometheus: a new forecast engine (nothing saved to restore) starts from the activity history Prometheus
+ * holds, when the operator has --prometheus-url. None: it learns from the time it starts.
+ */
+export const forecastHistories = ["Prometheus", "None"] as const;
+export type ForecastHistory = (typeof forecastHistories)[number];
 
 /**
  * IdleWindow: with a trusted idle window shorter than spec.idle.window (the default), the forecast keeps a
@@ -84,6 +92,7 @@ export interface ForecastSettings {
   /** The idle window while the forecast is trusted (a duration); unset: half of spec.idle.window. */
   idleWindow?: string;
   awakeBudget?: AwakeBudget;
+  history?: ForecastHistory;
 }
 
 export interface Dependency {

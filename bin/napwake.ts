@@ -21,6 +21,7 @@ import { fieldManager } from "../api/keys.ts";
 import { type Caches, startCaches } from "../controllers/caches.ts";
 import { startManagedWorkloadController } from "../controllers/managedworkload/controller.ts";
 import { ForecastBook } from "../controllers/managedworkload/forecasting.ts";
+import { activityHistoryReader } from "../controllers/managedworkload/history-reader.ts";
 import { activityMeter } from "../controllers/managedworkload/measure.ts";
 import { clusterWrites } from "../controllers/managedworkload/writes.ts";
 import { startOptInController } from "../controllers/optin/controller.ts";
@@ -53,7 +54,8 @@ const usage = `usage: napwake operator [flags]
   --max-concurrent-reconciles N   default 8
   --check-interval DURATION       how often an awake workload's activity is measured (default 30s)
   --paused-check-interval DUR     how often a paused workload is looked at (default 5m)
-  --prometheus-url URL            Prometheus-compatible API for activity queries
+  --prometheus-url URL            Prometheus-compatible API for activity queries, the activity history new
+                                  forecasts start from, and rightsizing
   --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
   --metrics-port PORT             HTTPS /metrics for tokens allowed to get it (default 8443; 0 turns it off)
   --dry-run                       decide and record, never scale
@@ -99,6 +101,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
   const rightsizingFile = file
     ? parseRightsizingConfig(await readConfigFile(file), file)
     : { usage: defaultUsageSourceConfig, recommender: defaultConfig };
+  // One description of the cluster's metrics (names, labels, cluster label) serves rightsizing and activity history.
+  const promql = {
+    ...rightsizingFile.usage.promql,
+    ...(config.rightsizing.cluster ? { cluster: config.rightsizing.cluster } : {}),
+  };
   const log = pino({ level: config.logLevel, base: { pod: config.podName } });
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
@@ -204,6 +211,14 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       metrics: metrics.queueMetrics("managedworkload"),
       lifecycle: metrics,
       forecasts: new ForecastBook(),
+      ...(config.prometheusUrl
+        ? {
+            history: activityHistoryReader({
+              prometheus: prometheusClient({ url: config.prometheusUrl }),
+              promql,
+            }),
+          }
+        : {}),
       log,
     });
     started(managed);
@@ -226,10 +241,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
             recommender: rightsizingFile.recommender,
             usage: {
               ...rightsizingFile.usage,
-              promql: {
-                ...rightsizingFile.usage.promql,
-                ...(config.rightsizing.cluster ? { cluster: config.rightsizing.cluster } : {}),
-              },
+              promql,
             },
           },
           queueMetrics: metrics.queueMetrics("rightsizing"),

@@ -52,10 +52,12 @@ export type QueryScope = {
   readonly namespaces: readonly string[];
   /** Workload names; a pod belongs to one when its name is `<workload>-<suffix>`. Empty: every pod. */
   readonly workloads: readonly string[];
+  /** A regex the pod name must match in full, in place of the one `workloads` gives. */
+  readonly podRegex?: string;
 };
 
 const escapeString = (s: string): string => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
-const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** A duration as PromQL writes it: `5m`, `5m15s`, `1h`, `1500ms`. */
 export function promDuration(ms: number): string {
@@ -89,7 +91,9 @@ function selector(scope: QueryScope, config: PromQLConfig, extra: readonly strin
       ? `${namespace}="${escapeString(only)}"`
       : `${namespace}=~"${escapeString(scope.namespaces.map(escapeRegex).join("|"))}"`,
   );
-  if (scope.workloads.length > 0) {
+  if (scope.podRegex !== undefined) {
+    matchers.push(`${pod}=~"${escapeString(scope.podRegex)}"`);
+  } else if (scope.workloads.length > 0) {
     const names = [...new Set(scope.workloads)].sort().map(escapeRegex).join("|");
     matchers.push(`${pod}=~"${escapeString(`(?:${names})-.+`)}"`);
   }

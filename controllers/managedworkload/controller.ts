@@ -19,6 +19,7 @@ import {
   specDefaults,
   type TargetKind,
 } from "../../api/managedworkload.ts";
+import { DAY_SLOTS, DEFAULT_FORECAST_CONFIG, slotOf } from "../../forecast/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import {
@@ -33,6 +34,7 @@ import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { decide, observedTime, pausedFromOf, timeOf } from "./decide.ts";
 import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
+import { type ActivityHistoryReader, HistoryLoader } from "./history-reader.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type {
   ActivitySample,
@@ -56,6 +58,8 @@ export interface ControllerDeps {
   maxConcurrentReconciles?: number;
   /** One forecast engine per workload: its advice vetoes pauses and pre-wakes; absent, the clock decides alone. */
   forecasts?: ForecastBook;
+  /** Where a new engine's activity history comes from (Prometheus); absent, new engines learn from now. */
+  history?: ActivityHistoryReader;
   metrics?: QueueMetrics;
   /** Counts pauses and wakes (the metrics); called once per scale write, not per Event. */
   lifecycle?: { recordPause(): void; recordWake(source: string): void };
@@ -81,6 +85,7 @@ export async function startManagedWorkloadController(
   let queue: WorkQueue | undefined;
   const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
   const mwCache = caches.managedWorkloads.cache;
+  const histories = historyLoaderFor(deps, enqueue);
 
   // A change to a workload queues the ManagedWorkloads that target it, at the priority its state calls for.
   const queueTargetOwners = (obj: KubernetesObject, kind: TargetKind) => {
@@ -149,6 +154,7 @@ export async function startManagedWorkloadController(
       settings: deps.settings,
       fieldManager: deps.fieldManager,
     });
+    if (look) requestHistory(deps, histories, key, mw, nowMs);
     const notices = noticeEvents(look);
     const decision = withPrediction(decided, look, [...notices.keys()]);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
@@ -246,9 +252,48 @@ export async function startManagedWorkloadController(
   return {
     enqueue,
     async stop({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) {
+      histories?.stop();
       await queue?.shutdown({ deadlineMs });
     },
   };
+}
+
+/** Histories read at once at most: a new install with many workloads asks Prometheus one after another. */
+const HISTORY_READS_AT_ONCE = 2;
+
+function historyLoaderFor(
+  deps: ControllerDeps,
+  enqueue: (key: string, priority: Priority) => void,
+): HistoryLoader | undefined {
+  const { forecasts, history } = deps;
+  if (!forecasts || !history) return undefined;
+  return new HistoryLoader(history, HISTORY_READS_AT_ONCE, (result) => {
+    if ("points" in result) {
+      forecasts.learnHistory(result.key, result.mw, result.points);
+    } else {
+      deps.log.warn({ key: result.key, err: result.error }, "forecast: activity history unavailable");
+      forecasts.historyUnavailable(result.key, result.error);
+    }
+    // The next reconcile acts on the forecast and sends its notice.
+    enqueue(result.key, "change");
+  });
+}
+
+/** Asks for the activity history of a new engine, unless spec.forecast.history is None. */
+function requestHistory(
+  deps: Pick<ControllerDeps, "forecasts">,
+  histories: HistoryLoader | undefined,
+  key: string,
+  mw: ManagedWorkload,
+  nowMs: number,
+): void {
+  if (!histories || !deps.forecasts?.wantsHistory(key)) return;
+  if ((mw.spec.forecast?.history ?? specDefaults.forecastHistory) === "None") {
+    deps.forecasts.skipHistory(key);
+    return;
+  }
+  const toSlot = slotOf(nowMs);
+  histories.request(key, mw, toSlot - DEFAULT_FORECAST_CONFIG.historyDays * DAY_SLOTS, toSlot);
 }
 
 /** What woke a workload, for the wakes metric: the forecast, or the source of its last activity. */

@@ -28,8 +28,8 @@ import {
   parseDuration,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { parseQuantity } from "../../kube/quantity.ts";
 import { decideClock } from "./activity-clock.ts";
+import { cpuThresholdCores } from "./activity-rules.ts";
 import { decideScaledObjectHold, type ScaledObject, scaledObjectHeldElsewhere } from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
 import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
@@ -580,7 +580,7 @@ function latestActivity(
   }
   const sample = obs.activity;
   if (sample) {
-    if (sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThreshold(obs))
+    if (sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThresholdCores(obs.mw))
       add(sample.atMs, "cpu");
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
@@ -661,10 +661,6 @@ export function pausedFromOf(target: TargetState): number | null {
 /** The workload's idle window, or the forecast's shorter one while the forecast is trusted. */
 function idleWindowMs(obs: Observation): number {
   return obs.forecast?.idleWindowMs ?? parseDuration(obs.mw.spec.idle?.window ?? specDefaults.idleWindow);
-}
-
-function cpuThreshold(obs: Observation): number {
-  return parseQuantity(obs.mw.spec.idle?.cpuThreshold ?? specDefaults.cpuThreshold);
 }
 
 function conditionTime(

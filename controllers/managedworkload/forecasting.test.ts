@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
-import { dailyPatternState } from "./forecast-fixtures.ts";
+import { dailyPatternPoints, dailyPatternState } from "./forecast-fixtures.ts";
 import { closedSlots, ForecastBook, type PredictionStatus } from "./forecasting.ts";
 
 const t0 = Date.parse("2026-11-02T00:00:00Z");
@@ -442,5 +442,106 @@ describe("the awake budget in the forecast book", () => {
     const doubtful = look({ ...half, activityThreshold: 0.9 });
     expect(sure.advice?.vetoPause).toBe(true);
     expect(doubtful.advice?.vetoPause ?? false).toBe(false);
+  });
+});
+
+describe("a new engine started from activity history", () => {
+  const now = Date.parse("2026-11-23T09:50:00Z");
+  const history = dailyPatternPoints(now, 14);
+
+  it("learns two weeks of history and is trusted at once: it vetoes a pause before the daily traffic", () => {
+    const book = new ForecastBook();
+    expect(book.look("k", mw(), now, 30 * 60_000).prediction?.phase).toBe("learning");
+    expect(book.wantsHistory("k")).toBe(true);
+    book.learnHistory("k", mw(), history);
+    expect(book.wantsHistory("k")).toBe(false);
+    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    expect(look.prediction?.phase).toMatch(/^active/);
+    expect(look.advice?.vetoPause).toBe(true);
+    expect(look.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
+    expect(look.notices).toEqual([
+      expect.objectContaining({
+        type: "Normal",
+        reason: "ForecastHistoryLearned",
+        note: expect.stringMatching(
+          /^learned 14\.0 days of activity history \(active in 112 of 1344 15-minute slots\): forecast active/,
+        ),
+      }),
+    ]);
+  });
+
+  it("saves the learned state with the next look", () => {
+    const book = new ForecastBook();
+    const first = book.look("k", mw(), now, 30 * 60_000);
+    book.learnHistory("k", mw(), history);
+    const next = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    expect(next.prediction?.state).not.toBe(first.prediction?.state);
+    expect(next.prediction?.savedAt).toBe(new Date(now + 60_000).toISOString());
+  });
+
+  it("keeps an engine restored from its saved state: history is only for a new one", () => {
+    const book = new ForecastBook();
+    const saved = mw({}, { phase: "x", confidence: 0, state: dailyPatternState(now, 21, 14, 16) });
+    book.look("k", saved, now, 30 * 60_000);
+    expect(book.wantsHistory("k")).toBe(false);
+    book.learnHistory("k", saved, history);
+    expect(book.look("k", saved, now + 60_000, 30 * 60_000).prediction?.nextActivity).toBe(
+      "2026-11-23T14:00:00.000Z",
+    );
+  });
+
+  it("wants history again after discarding a state it cannot read", () => {
+    const book = new ForecastBook();
+    book.look("k", mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" }), now, 30 * 60_000);
+    expect(book.wantsHistory("k")).toBe(true);
+  });
+
+  it("says so and learns from now when the history holds nothing known", () => {
+    const book = new ForecastBook();
+    book.look("k", mw(), now, 30 * 60_000);
+    book.learnHistory(
+      "k",
+      mw(),
+      history.map((p) => ({ ...p, value: null })),
+    );
+    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    expect(look.prediction?.phase).toBe("learning");
+    expect(look.notices.map((n) => n.note)).toEqual(["no activity history found; learning from now"]);
+  });
+
+  it("warns when the history cannot be read, and ignores a late answer", () => {
+    const book = new ForecastBook();
+    book.look("k", mw(), now, 30 * 60_000);
+    book.historyUnavailable("k", "HTTP 503");
+    book.learnHistory("k", mw(), history);
+    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    expect(look.prediction?.phase).toBe("learning");
+    expect(look.notices).toEqual([
+      {
+        type: "Warning",
+        reason: "ForecastHistoryUnavailable",
+        note: "could not read the activity history (HTTP 503); learning from now",
+      },
+    ]);
+  });
+
+  it("ignores history read for a ManagedWorkload since deleted and made again under the same name", () => {
+    const book = new ForecastBook();
+    const old = { ...mw(), metadata: { ...mw().metadata, uid: "old" } };
+    const remade = { ...mw(), metadata: { ...mw().metadata, uid: "new" } };
+    book.look("k", remade, now, 30 * 60_000);
+    book.learnHistory("k", old, history);
+    expect(book.look("k", remade, now + 60_000, 30 * 60_000).prediction?.phase).toBe("learning");
+    expect(book.wantsHistory("k")).toBe(true);
+  });
+
+  it("learns from now, silently, when told to skip the history (spec.forecast.history None)", () => {
+    const book = new ForecastBook();
+    book.look("k", mw(), now, 30 * 60_000);
+    book.skipHistory("k");
+    book.learnHistory("k", mw(), history);
+    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    expect(look.prediction?.phase).toBe("learning");
+    expect(look.notices).toEqual([]);
   });
 });

@@ -19,7 +19,9 @@ import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/man
 import {
   type AwakeSpend,
   clockAdvice,
+  confidence,
   createEngine,
+  DAY_SLOTS,
   decide,
   decodeEngine,
   type EngineEvent,
@@ -79,6 +81,8 @@ type Entry = {
   lastLook: { atMs: number; activityMs: number | null } | null;
   /** The ManagedWorkload the engine learned for: one deleted and made again under the same name starts afresh. */
   uid: string | undefined;
+  /** A new engine (nothing saved to restore) wants the activity history; settled once learned or unavailable. */
+  history: "wanted" | "settled";
 };
 
 /** Looks further apart than this (the operator was down) are not accounted: nobody saw what happened. */
@@ -199,6 +203,71 @@ export class ForecastBook {
     this.#entries.delete(key);
   }
 
+  /** Whether the workload's engine is new (nothing saved to restore) and would start from activity history. */
+  wantsHistory(key: string): boolean {
+    return this.#entries.get(key)?.history === "wanted";
+  }
+
+  /**
+   * Starts a new engine from activity history: a fresh engine learns the points before the open slot, in
+   * place of what the engine learned since it was made (the history holds that too), and is saved with the
+   * next look. One notice says what it learned; its phase changes and anomalies on the way are not news.
+   */
+  learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
+    const entry = this.#entries.get(key);
+    if (entry?.history !== "wanted" || entry.uid !== mw.metadata.uid) return;
+    entry.history = "settled";
+    const before = points.filter((point) => point.slot < entry.openSlot);
+    const known = before.filter((point) => point.value !== null);
+    if (known.length === 0) {
+      this.#notify(
+        entry,
+        "Normal",
+        eventReasons.forecastHistoryLearned,
+        "no activity history found; learning from now",
+      );
+      return;
+    }
+    const config = this.#config(mw);
+    // Up to the open slot, as a look would leave it: the slot before it is always learned, if only as a gap.
+    const last = { slot: entry.openSlot - 1, value: null };
+    const upToOpen = before.at(-1)?.slot === last.slot ? before : [...before, last];
+    entry.engine = observeAll(createEngine(config), upToOpen, config).engine;
+    entry.savedAtMs = null;
+    const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
+    const days = known.length / DAY_SLOTS;
+    this.#notify(
+      entry,
+      "Normal",
+      eventReasons.forecastHistoryLearned,
+      `learned ${days.toFixed(1)} days of activity history (active in ${activeSlots} of ${known.length} ` +
+        `15-minute slots): forecast ${entry.engine.phase}, confidence ${confidence(entry.engine).toFixed(2)}`,
+    );
+  }
+
+  /** The engine learns from now, without history (spec.forecast.history None). */
+  skipHistory(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry) entry.history = "settled";
+  }
+
+  /** The history could not be read: the engine learns from now, and says why. */
+  historyUnavailable(key: string, why: string): void {
+    const entry = this.#entries.get(key);
+    if (entry?.history !== "wanted") return;
+    entry.history = "settled";
+    this.#notify(
+      entry,
+      "Warning",
+      eventReasons.forecastHistoryUnavailable,
+      `could not read the activity history (${why}); learning from now`,
+    );
+  }
+
+  #notify(entry: Entry, type: ForecastNotice["type"], reason: EventReason, note: string): void {
+    entry.unsent = [...entry.unsent, { type, reason, note }].slice(-MAX_UNSENT);
+  }
+
   #config(mw: ManagedWorkload): ForecastConfig {
     return forecastConfig({
       ...this.#base,
@@ -226,6 +295,7 @@ export class ForecastBook {
       shownAtMs: null,
       lastLook: null,
       uid: mw.metadata.uid,
+      history: "wanted",
     });
     const discard = (why: string): Entry => ({
       ...fresh(),
@@ -262,6 +332,7 @@ export class ForecastBook {
       savedAtMs,
       state: saved,
       shownAtMs: savedAtMs,
+      history: "settled",
     };
   }
 }

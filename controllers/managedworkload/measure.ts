@@ -4,6 +4,7 @@ import { abortableBy, deadline, untilAborted } from "../../kube/abort.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
 import { matchesSelector, type SelectorLike } from "../../kube/selectors.ts";
 import { SharedSnapshots } from "../../kube/shared-snapshots.ts";
+import { isQueryActive } from "./activity-rules.ts";
 import type { ActivitySample } from "./observation.ts";
 
 type PodMetrics = {
@@ -89,7 +90,7 @@ export function activityMeter(deps: {
     const first = body.data?.result?.[0];
     if (!first) throw new Error("the query returned no series");
     const value = Number(first.value[1]);
-    return (q.activeWhen ?? "Above") === "Above" ? value > q.threshold : value < q.threshold;
+    return isQueryActive(q, value);
   }
 
   return {

@@ -167,9 +167,13 @@ From any shell on this machine:
   kubectl top pods -n ${demo.namespace}               # metrics-server, after ~30 s
 
 Napwake runs in it (log: .napwake/sandbox/cluster/logs/napwake-operator.log). The demo is idle: Napwake
-pauses it ${demo.idleWindow} after it first sees it awake, remembering its replica count.
-  kubectl napwake status -n ${demo.namespace}         # phase, replicas held, idle for
+pauses it ${demo.idleWindow} after it first sees it awake, remembering its replica count. Its forecast starts
+from the demo's two weeks in Prometheus (busy 08:00-18:00 UTC), so it is trusted at once: in those hours it
+vetoes the pause until the expected activity fails to come (about 45 minutes), and it pre-wakes the demo
+just before 08:00 UTC.
+  kubectl napwake status -n ${demo.namespace}         # phase, replicas held, idle for, forecast phase
   kubectl -n ${demo.namespace} get managedworkloads
+  kubectl -n ${demo.namespace} get events             # ForecastHistoryLearned: what the forecast learned
   kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it to exactly its old count
   kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now
 

@@ -69,7 +69,7 @@ describe("the ManagedWorkload CRD", () => {
         cpuThreshold: "50m",
         activityQueries: [{ name: "rps", query: "vector(1)", threshold: 0.5, activeWhen: "Above" }],
       },
-      forecast: { enabled: true, prewake: "10m", awakeBudget: "IdleWindow" },
+      forecast: { enabled: true, prewake: "10m", awakeBudget: "IdleWindow", history: "Prometheus" },
       dryRun: false,
       protected: false,
     });
@@ -86,7 +86,7 @@ describe("the ManagedWorkload CRD", () => {
           { name: "queue-age", query: "time() - last_job_seconds", threshold: 600, activeWhen: "Below" },
         ],
       },
-      forecast: { enabled: false, prewake: "0s", idleWindow: "15m", awakeBudget: "None" },
+      forecast: { enabled: false, prewake: "0s", idleWindow: "15m", awakeBudget: "None", history: "None" },
       dryRun: true,
       protected: true,
       dependencies: [
@@ -182,6 +182,11 @@ describe("the ManagedWorkload CRD", () => {
       spec: { targetRef: target, forecast: { awakeBudget: "Unlimited" } },
       message:
         /spec\.forecast\.awakeBudget: Unsupported value: "Unlimited": supported values: "IdleWindow", "None"/,
+    },
+    {
+      name: "an unknown source of forecast history",
+      spec: { targetRef: target, forecast: { history: "Thanos" } },
+      message: /spec\.forecast\.history: Unsupported value: "Thanos": supported values: "Prometheus", "None"/,
     },
   ])("refuses $name with a message naming the field and the fix", async ({ spec, message }) => {
     expect(await refusal(create(spec))).toMatch(message);

@@ -9,6 +9,7 @@ import {
   startManagedWorkloadController,
 } from "../../controllers/managedworkload/controller.ts";
 import { ForecastBook } from "../../controllers/managedworkload/forecasting.ts";
+import type { ActivityHistoryReader } from "../../controllers/managedworkload/history-reader.ts";
 import { activityMeter } from "../../controllers/managedworkload/measure.ts";
 import { type ClusterWrites, clusterWrites } from "../../controllers/managedworkload/writes.ts";
 import { startOptInController } from "../../controllers/optin/controller.ts";
@@ -60,6 +61,8 @@ export async function startController(
   writes: ClusterWrites = realWrites(clients),
   /** Where the ManagedWorkload controller's Events go: the API server unless a test wraps it. */
   eventsClient: EventsClient = clients.kc.makeApiClient(EventsV1Api),
+  /** Where new forecast engines read activity history; none unless a test asks. */
+  history?: ActivityHistoryReader,
 ): Promise<ManagedWorkloadController> {
   const caches = await startCaches(clients.kc, { optionalRetryMs: 2_000 });
   const events = new EventRecorder({
@@ -89,6 +92,7 @@ export async function startController(
     settings: { operatorNamespace: "napwake-system", checkIntervalMs: 2_000, pausedCheckIntervalMs: 5_000 },
     fieldManager,
     forecasts: new ForecastBook(),
+    ...(history ? { history } : {}),
     log: quietLog,
   });
   return {

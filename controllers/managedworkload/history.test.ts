@@ -1,0 +1,125 @@
+import { describe, expect, it } from "vitest";
+import type { ActivityQuery, ManagedWorkload } from "../../api/managedworkload.ts";
+import { SLOT_MS, slotOf } from "../../forecast/index.ts";
+import { defaultPromQLConfig } from "../../rightsizing/promql.ts";
+import { type HistoryAnswers, historyPoints, historyQueries, podRegexOf } from "./history.ts";
+
+const from = slotOf(Date.parse("2026-11-23T00:00:00Z"));
+const at = (slot: number, minute = 5) => (from + slot) * SLOT_MS + minute * 60_000;
+const series = (...points: [slot: number, value: number][]) => [
+  { metric: {}, points: points.map(([slot, value]) => [at(slot), value] as const) },
+];
+const busy: ActivityQuery = { name: "queue", query: "sum(queue_depth)", threshold: 10 };
+const quietBelow: ActivityQuery = {
+  name: "idle",
+  query: "min(idle_ratio)",
+  threshold: 0.5,
+  activeWhen: "Below",
+};
+
+function mw(kind: "Deployment" | "StatefulSet", name: string): ManagedWorkload {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name: `${name}.${kind.toLowerCase()}`, namespace: "shop" },
+    spec: { targetRef: { kind, name }, idle: { activityQueries: [busy] } },
+  };
+}
+
+describe("the activity history queries", () => {
+  it.each([
+    {
+      kind: "Deployment" as const,
+      name: "web",
+      matches: ["web-7d9f8c6b5-x2x4z"],
+      not: ["web-admin-7d9f8c6b5-x2x4z", "web-0"],
+    },
+    {
+      kind: "StatefulSet" as const,
+      name: "db",
+      matches: ["db-0", "db-12"],
+      not: ["db-backup-0", "db-7d9f8c6b5-x2x4z"],
+    },
+    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-1-2"], not: ["axb-1-2"] },
+  ])("names exactly the pods of a $kind called $name", ({ kind, name, matches, not }) => {
+    const regex = new RegExp(`^(?:${podRegexOf(kind, name)})$`);
+    for (const pod of matches) expect(pod).toMatch(regex);
+    for (const pod of not) expect(pod).not.toMatch(regex);
+  });
+
+  it("sums the workload's pod CPU over the step, with the cluster's metric names and cluster label", () => {
+    const promql = { ...defaultPromQLConfig, cluster: { label: "cluster", value: "eu-1" } };
+    const queries = historyQueries(mw("Deployment", "web"), promql);
+    expect(queries.cpu).toMatch(
+      /^sum\(max by \(namespace, pod, container\) \(rate\(container_cpu_usage_seconds_total\{/,
+    );
+    expect(queries.cpu).toContain('namespace="shop"');
+    expect(queries.cpu).toContain('pod=~"web-[a-z0-9]+-[a-z0-9]+"');
+    expect(queries.cpu).toContain('cluster="eu-1"');
+    expect(queries.activity).toEqual([busy]);
+  });
+});
+
+describe("the slots an activity history makes", () => {
+  const none: HistoryAnswers = { cpu: [], activity: [] };
+  const values = (answers: HistoryAnswers, count = 4) =>
+    historyPoints(answers, 0.05, from, from + count).map((p) => p.value);
+
+  it.each([
+    {
+      what: "a slot with CPU at or above the threshold is active",
+      answers: { ...none, cpu: series([0, 0.05]) },
+      want: [1, null, null, null],
+    },
+    {
+      what: "a slot watched below the threshold is idle",
+      answers: { ...none, cpu: series([0, 0.01], [1, 0.2]) },
+      want: [0, 1, null, null],
+    },
+    {
+      what: "slots before the first CPU sample are unknown (retention, a workload made since)",
+      answers: { ...none, cpu: series([2, 0.01]) },
+      want: [null, null, 0, null],
+    },
+    {
+      what: "after the first CPU sample, a slot without pods (scaled to zero) is idle",
+      answers: { ...none, cpu: series([0, 0.2], [3, 0.2]) },
+      want: [1, 0, 0, 1],
+    },
+    {
+      what: "slots after the last CPU sample are unknown (not yet written)",
+      answers: { ...none, cpu: series([0, 0.01], [1, 0.01]) },
+      want: [0, 0, null, null],
+    },
+    { what: "nothing is known without any answer", answers: none, want: [null, null, null, null] },
+    {
+      what: "an activity query above its threshold is activity, and only its samples are known",
+      answers: { cpu: [], activity: [{ query: busy, series: series([1, 11], [2, 10]) }] },
+      want: [null, 1, 0, null],
+    },
+    {
+      what: "a query active Below its threshold counts as the clock counts it",
+      answers: { cpu: [], activity: [{ query: quietBelow, series: series([0, 0.2], [1, 0.9]) }] },
+      want: [1, 0, null, null],
+    },
+    {
+      what: "either source active makes the slot active",
+      answers: { cpu: series([0, 0.01], [1, 0.01]), activity: [{ query: busy, series: series([1, 50]) }] },
+      want: [0, 1, null, null],
+    },
+    {
+      what: "samples outside the range are left out",
+      answers: { ...none, cpu: series([-1, 0.3], [4, 0.3]) },
+      want: [0, 0, 0, 0],
+    },
+  ])("$what", ({ answers, want }) => {
+    expect(values(answers)).toEqual(want);
+  });
+
+  it("numbers the slots from the first one asked for", () => {
+    expect(historyPoints({ cpu: [], activity: [] }, 0.05, from, from + 2).map((p) => p.slot)).toEqual([
+      from,
+      from + 1,
+    ]);
+  });
+});

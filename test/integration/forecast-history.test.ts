@@ -1,0 +1,161 @@
+import { EventsV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import type { PredictionStatus } from "../../controllers/managedworkload/forecasting.ts";
+import { activityHistoryReader } from "../../controllers/managedworkload/history-reader.ts";
+import { SLOT_MS, slotOf } from "../../forecast/index.ts";
+import { prometheusClient } from "../../rightsizing/prometheus-client.ts";
+import { defaultPromQLConfig } from "../../rightsizing/promql.ts";
+import { loadPrometheusHistory } from "../cluster/harness-api.ts";
+import { containerUsageOpenMetrics } from "../cluster/history.ts";
+import {
+  type Clients,
+  clusterClients,
+  createTestNamespace,
+  deleteTestNamespace,
+  eventually,
+} from "./cluster.ts";
+import {
+  installManagedWorkloadCrd,
+  managedWorkload,
+  readManagedWorkload,
+  shiftedClock,
+  startController,
+} from "./operator-support.ts";
+import { httpDeployment } from "./workloads.ts";
+
+const minute = 60_000;
+const hour = 60 * minute;
+const day = 24 * hour;
+const { group, version, plural } = managedWorkloadCrd;
+
+/**
+ * A new forecast engine starts from the activity history in Prometheus, on the real control plane: two weeks
+ * of a daily busy time that starts within the hour make the forecast trusted at once, so an idle workload is
+ * not paused just before it; the same workload with spec.forecast.history None learns from now and pauses.
+ */
+describe("a new forecast started from the activity history in Prometheus", () => {
+  let clients: Clients;
+  let namespace: string;
+  let controller: ManagedWorkloadController | undefined;
+  const clock = shiftedClock();
+  const busyFromMs = (slotOf(Date.now()) + 2) * SLOT_MS;
+
+  const mw = (name: string) => readManagedWorkload(clients, namespace, `${name}.deployment`);
+  const events = async (name: string) =>
+    (await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace })).items.filter(
+      (e) => e.regarding?.name === `${name}.deployment`,
+    );
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    await installManagedWorkloadCrd(clients);
+    namespace = await createTestNamespace(clients, "fc-history");
+    // Busy two hours a day from the slot after next (30 minutes from now at most), idle otherwise.
+    const busy = (t: number) => {
+      const sinceStart = (((t - busyFromMs) % day) + day) % day;
+      return sinceStart < 2 * hour ? 0.2 : 0.002;
+    };
+    await loadPrometheusHistory(
+      clients.info.harnessUrl,
+      containerUsageOpenMetrics(
+        ["learns", "ignores"].map((name) => ({
+          namespace,
+          pod: `${name}-6b7c8d9f5d-aaaaa`,
+          container: "web",
+          cpuCores: busy,
+          memoryBytes: () => 50 * 2 ** 20,
+        })),
+        { end: Date.now() - 2 * minute, durationMs: 14 * day, stepMs: 5 * minute },
+      ),
+    );
+    for (const name of ["learns", "ignores"]) {
+      await clients.apps.createNamespacedDeployment({
+        namespace,
+        body: httpDeployment({ namespace, name, replicas: 2, cpu: "5m" }),
+      });
+      const created = (await clients.custom.createNamespacedCustomObject({
+        group,
+        version,
+        plural,
+        namespace,
+        body: managedWorkload(namespace, `${name}.deployment`, name, {
+          idle: { window: "30m" },
+          forecast: { idleWindow: "30m", ...(name === "ignores" ? { history: "None" as const } : {}) },
+        }),
+      })) as ManagedWorkload;
+      // Awake and idle for two hours: a pause is due as soon as the operator looks.
+      await clients.custom.replaceNamespacedCustomObjectStatus({
+        group,
+        version,
+        plural,
+        namespace,
+        name: `${name}.deployment`,
+        body: {
+          ...created,
+          status: {
+            phase: "Awake",
+            conditions: [
+              {
+                type: "Paused",
+                status: "False",
+                reason: "Active",
+                message: "the workload is awake",
+                lastTransitionTime: new Date(clock.now() - 2 * hour).toISOString(),
+              },
+            ],
+          },
+        },
+      });
+    }
+    controller = await startController(
+      clients,
+      clock,
+      undefined,
+      undefined,
+      activityHistoryReader({
+        prometheus: prometheusClient({ url: clients.info.prometheusUrl }),
+        promql: defaultPromQLConfig,
+      }),
+    );
+  });
+  afterAll(async () => {
+    await controller?.stop();
+    await deleteTestNamespace(clients, namespace);
+  });
+
+  it("learns two weeks of activity from Prometheus and says so", async () => {
+    const learned = await eventually("the history learned", async () =>
+      (await events("learns")).find((e) => e.reason === "ForecastHistoryLearned"),
+    );
+    expect(learned.note).toMatch(
+      /^learned 1[34]\.\d days of activity history \(active in \d+ of \d+ 15-minute slots\): forecast active/,
+    );
+    const prediction = (await mw("learns")).status?.prediction as PredictionStatus | undefined;
+    expect(prediction?.phase).toMatch(/^active/);
+    expect(prediction?.nextActivity).toBe(new Date(busyFromMs).toISOString());
+  });
+
+  it("does not pause the idle workload before its daily busy time", async () => {
+    const vetoed = await eventually("the pause vetoed", async () => {
+      const c = (await mw("learns")).status?.conditions?.find((x) => x.type === "Paused");
+      return c?.reason === "ForecastVeto" ? c : undefined;
+    });
+    expect(vetoed.message).toContain(new Date(busyFromMs).toISOString());
+    expect((await clients.apps.readNamespacedDeployment({ namespace, name: "learns" })).spec?.replicas).toBe(
+      2,
+    );
+  });
+
+  it("pauses the same workload that asked for no history: it learns from now", async () => {
+    await eventually("paused", async () => {
+      const d = await clients.apps.readNamespacedDeployment({ namespace, name: "ignores" });
+      return d.spec?.replicas === 0 ? d : undefined;
+    });
+    expect(((await mw("ignores")).status?.prediction as PredictionStatus | undefined)?.phase).toBe(
+      "learning",
+    );
+    expect((await events("ignores")).map((e) => e.reason)).not.toContain("ForecastHistoryLearned");
+  });
+});
