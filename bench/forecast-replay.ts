@@ -3,7 +3,12 @@
 // seasonal-naive, and vs a library forecaster), then the engine's speed. Every parameter is the same
 // for every trace; nothing is tuned per trace.
 
-import { DEFAULT_FORECAST_CONFIG, type ForecastConfig, forecastConfig } from "../forecast/index.ts";
+import {
+  DEFAULT_FORECAST_CONFIG,
+  type ForecastConfig,
+  forecastConfig,
+  type GridPoint,
+} from "../forecast/index.ts";
 import { percentChange, relativeChange, table } from "./format.ts";
 import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
@@ -27,10 +32,13 @@ import {
   type Signal,
 } from "./sim/replay.ts";
 import { measureSpeed } from "./sim/speed.ts";
+import { extendedBack, splitHistory } from "./sim/warm-start.ts";
 import { compareWeeks, unsettledWeeks } from "./sim/weeks.ts";
 import { loadFlightsTrace } from "./traces/load-flights.ts";
 import {
+  generateTrace,
   generateTraceWithRates,
+  reseeded,
   SYNTHETIC_PROFILES,
   sessionFollowUpHazard,
   type TraceProfile,
@@ -46,6 +54,8 @@ const UNTRUSTED_IDLE_MS = 30 * MINUTE_MS;
 const CHANCE_RUNS = 200;
 /** Draws of a synthetic profile the policies are replayed over, beside the one shown in full. */
 const POLICY_DRAWS = 8;
+/** Days of history a new engine starts from, as the operator reads them from Prometheus (its history window). */
+const HISTORY_DAYS = 14;
 
 const FORECAST: Policy = {
   name: "(c) idle clock 15 min + forecast",
@@ -155,6 +165,7 @@ function reportTrace(
   );
   if (fixed) reportFrontier(trace, fixed, chances);
   if (drawn) reportDraws(drawn.profile);
+  reportWarmStart(drawn ? drawsWithHistory(drawn.profile) : [splitHistory(trace, HISTORY_DAYS)]);
   if (fixed && drawn) reportKnownRates(trace, fixed, drawn.profile, drawn.firstRequests);
   write("");
   write(
@@ -232,6 +243,50 @@ function reportDraws(profile: TraceProfile) {
         `${s.drawsMeetingTarget} of ${s.draws}`,
       ]),
     ),
+  );
+}
+
+/** Each draw of `profile`, drawn with two weeks more before it, split where the original starts. */
+function drawsWithHistory(profile: TraceProfile): ReturnType<typeof splitHistory>[] {
+  return Array.from({ length: POLICY_DRAWS }, (_, draw) =>
+    splitHistory(generateTrace(extendedBack(reseeded(profile, draw), HISTORY_DAYS)), HISTORY_DAYS),
+  );
+}
+
+/**
+ * (c) started from the days before the trace, as the operator starts a new engine from Prometheus, against (a)
+ * and a fresh (c) on the same days.
+ */
+function reportWarmStart(splits: readonly ReturnType<typeof splitHistory>[]) {
+  const config = forecastConfig();
+  const [fixed] = POLICIES;
+  if (!fixed) return;
+  const run = (policyOf: (history: readonly GridPoint[]) => Policy) =>
+    splits.map(({ history, rest }) => replayPolicy(rest, policyOf(history), config));
+  const sum = (results: readonly PolicyResult[]) => ({
+    cold: results.reduce((total, r) => total + r.coldStarts, 0),
+    awake: results.reduce((total, r) => total + r.awakeHours, 0),
+  });
+  const baseline = run(() => fixed);
+  const warmRuns = run((history) => ({ ...FORECAST, history }));
+  const [a, fresh, warm] = [baseline, run(() => FORECAST), warmRuns].map(sum) as [
+    ReturnType<typeof sum>,
+    ReturnType<typeof sum>,
+    ReturnType<typeof sum>,
+  ];
+  const against = (t: { cold: number; awake: number }) =>
+    `${t.cold} cold starts (${percentChange(t.cold, a.cold)}), awake ${percentChange(t.awake, a.awake)}`;
+  const met = relativeChange(warm.cold, a.cold) <= -0.5 && warm.awake <= a.awake;
+  const meeting = warmRuns.filter((r, i) => meetsTarget(r, baseline[i] as PolicyResult)).length;
+  const what =
+    splits.length === 1
+      ? `the trace after its first ${HISTORY_DAYS} days`
+      : `${splits.length} draws, each drawn ${HISTORY_DAYS} days earlier`;
+  write(
+    `\nstarted from ${HISTORY_DAYS} days of history, as the operator starts a new engine from Prometheus ` +
+      `(${what}; the same days for each policy): (a) ${a.cold} cold starts; (c) from scratch ${against(fresh)}; ` +
+      `(c) from history ${against(warm)}: target ${met ? "MET" : "NOT MET"}` +
+      (splits.length > 1 ? ` (on ${meeting} of ${splits.length} draws)` : ""),
   );
 }
 

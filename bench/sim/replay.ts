@@ -14,6 +14,7 @@ import {
   idleWindowAwakeMs,
   isActive,
   observe,
+  observeAll,
   SLOT_MS,
   slotOf,
   slotStartMs,
@@ -46,6 +47,8 @@ export type Policy = {
   oracle?: ChanceOf;
   /** What the engine is fed; default "occupancy", as the operator does. */
   signal?: Signal;
+  /** Slots the engine learns before the trace starts, as the operator learns a new workload's Prometheus history. */
+  history?: readonly GridPoint[];
   /**
    * Steer the chance threshold so the workload is awake no longer than the untrusted idle window alone
    * would keep it (see forecast/budget.ts), as the operator does by default when the trusted window is the
@@ -96,7 +99,9 @@ export type SimState = {
 export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfig): PolicyResult {
   const grid = gridOf(trace, policy.signal ?? "occupancy");
   const firstSlot = slotOf(trace.startMs);
-  let engine: ForecastEngine = createEngine(config);
+  let engine: ForecastEngine = policy.history
+    ? observeAll(createEngine(config), policy.history, config).engine
+    : createEngine(config);
   const sim = startSim(trace.startMs);
   const result: PolicyResult = {
     policy: policy.name,
