@@ -48,8 +48,9 @@ export const specDefaults = {
 } as const;
 
 /**
- * Prometheus: a new forecast engine (nothing saved to restore) starts from the activity history Prometheus
- * holds, when the operator has --prometheus-url. None: it learns from the time it starts.
+ * Prometheus: a new forecast engine (nothing saved to restore, or a saved state discarded) starts from the
+ * activity history Prometheus holds, when the operator has --prometheus-url. None: it learns from the time it
+ * starts.
  */
 export const forecastHistories = ["Prometheus", "None"] as const;
 export type ForecastHistory = (typeof forecastHistories)[number];

@@ -210,7 +210,8 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       maxConcurrentReconciles: config.maxConcurrentReconciles,
       metrics: metrics.queueMetrics("managedworkload"),
       lifecycle: metrics,
-      forecasts: new ForecastBook(),
+      // New engines start from the activity history when there is a Prometheus to read it from.
+      forecasts: new ForecastBook({}, { history: Boolean(config.prometheusUrl) }),
       ...(config.prometheusUrl
         ? {
             history: activityHistoryReader({

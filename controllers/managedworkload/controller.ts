@@ -34,7 +34,7 @@ import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { decide, observedTime, pausedFromOf, timeOf } from "./decide.ts";
 import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
-import { type ActivityHistoryReader, HistoryLoader } from "./history-reader.ts";
+import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type {
   ActivitySample,
@@ -86,6 +86,9 @@ export async function startManagedWorkloadController(
   const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
   const mwCache = caches.managedWorkloads.cache;
   const histories = historyLoaderFor(deps, enqueue);
+  // Without a loader, a book that waits for histories would wait for ever, saving no state.
+  const requestHistory = (key: string, mw: ManagedWorkload, nowMs: number) =>
+    deps.forecasts && askForHistory(deps.forecasts, histories, key, mw, nowMs);
 
   // A change to a workload queues the ManagedWorkloads that target it, at the priority its state calls for.
   const queueTargetOwners = (obj: KubernetesObject, kind: TargetKind) => {
@@ -154,7 +157,7 @@ export async function startManagedWorkloadController(
       settings: deps.settings,
       fieldManager: deps.fieldManager,
     });
-    if (look) requestHistory(deps, histories, key, mw, nowMs);
+    if (look) requestHistory(key, mw, nowMs);
     const notices = noticeEvents(look);
     const decision = withPrediction(decided, look, [...notices.keys()]);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
@@ -267,29 +270,67 @@ function historyLoaderFor(
 ): HistoryLoader | undefined {
   const { forecasts, history } = deps;
   if (!forecasts || !history) return undefined;
-  return new HistoryLoader(history, HISTORY_READS_AT_ONCE, (result) => {
-    if ("points" in result) {
-      forecasts.learnHistory(result.key, result.mw, result.points);
-    } else {
-      deps.log.warn({ key: result.key, err: result.error }, "forecast: activity history unavailable");
-      forecasts.historyUnavailable(result.key, result.error);
-    }
-    // The next reconcile acts on the forecast and sends its notice.
-    enqueue(result.key, "change");
-  });
+  return new HistoryLoader(
+    history,
+    HISTORY_READS_AT_ONCE,
+    (result) => {
+      settleHistory(forecasts, deps.log, deps.clock.now(), result);
+      // The next reconcile acts on the forecast and sends its notice.
+      enqueue(result.key, "change");
+    },
+    {
+      // Deleted, its forecast turned off, or its history settled since it was queued: not read.
+      wanted: (key) => forecasts.wantsHistory(key, deps.clock.now()),
+      failed: (key, err) =>
+        deps.log.error({ key, err: String(err) }, "forecast: activity history not handed over"),
+    },
+  );
 }
 
-/** Asks for the activity history of a new engine, unless spec.forecast.history is None. */
-function requestHistory(
-  deps: Pick<ControllerDeps, "forecasts">,
-  histories: HistoryLoader | undefined,
+/**
+ * Hands a read history to the engine. Learning it only advises, like a look: a fault in it leaves the
+ * engine learning from now, said with the Event of a history that could not be read.
+ */
+export function settleHistory(
+  forecasts: Pick<ForecastBook, "learnHistory" | "historyUnavailable">,
+  log: Pick<ControllerDeps["log"], "warn" | "error">,
+  nowMs: number,
+  result: HistoryResult,
+): void {
+  if ("points" in result) {
+    try {
+      forecasts.learnHistory(result.key, result.mw, result.points);
+      return;
+    } catch (err) {
+      log.error({ key: result.key, err: String(err) }, "forecast: could not learn the activity history");
+      forecasts.historyUnavailable(result.key, result.mw, `learning it failed: ${String(err)}`, {
+        retryable: false,
+        nowMs,
+      });
+      return;
+    }
+  }
+  log.warn(
+    { key: result.key, err: result.error, retryable: result.retryable },
+    "forecast: activity history unavailable",
+  );
+  forecasts.historyUnavailable(result.key, result.mw, result.error, { retryable: result.retryable, nowMs });
+}
+
+/**
+ * Asks for the activity history of a new engine that wants it now (the book knows spec.forecast.history and
+ * the retries); without a loader (no Prometheus), the engine learns from now.
+ */
+export function askForHistory(
+  forecasts: Pick<ForecastBook, "wantsHistory" | "skipHistory">,
+  histories: Pick<HistoryLoader, "request"> | undefined,
   key: string,
   mw: ManagedWorkload,
   nowMs: number,
 ): void {
-  if (!histories || !deps.forecasts?.wantsHistory(key)) return;
-  if ((mw.spec.forecast?.history ?? specDefaults.forecastHistory) === "None") {
-    deps.forecasts.skipHistory(key);
+  if (!forecasts.wantsHistory(key, nowMs)) return;
+  if (!histories) {
+    forecasts.skipHistory(key);
     return;
   }
   const toSlot = slotOf(nowMs);

@@ -448,14 +448,18 @@ describe("the awake budget in the forecast book", () => {
 describe("a new engine started from activity history", () => {
   const now = Date.parse("2026-11-23T09:50:00Z");
   const history = dailyPatternPoints(now, 14);
+  /** The book of an operator with a Prometheus to read histories from. */
+  const historyBook = () => new ForecastBook({}, { history: true });
+  const minute = 60_000;
+  const window = 30 * minute;
 
   it("learns two weeks of history and is trusted at once: it vetoes a pause before the daily traffic", () => {
-    const book = new ForecastBook();
-    expect(book.look("k", mw(), now, 30 * 60_000).prediction?.phase).toBe("learning");
-    expect(book.wantsHistory("k")).toBe(true);
+    const book = historyBook();
+    expect(book.look("k", mw(), now, window).prediction?.phase).toBe("learning");
+    expect(book.wantsHistory("k", now)).toBe(true);
     book.learnHistory("k", mw(), history);
-    expect(book.wantsHistory("k")).toBe(false);
-    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    expect(book.wantsHistory("k", now)).toBe(false);
+    const look = book.look("k", mw(), now + minute, window);
     expect(look.prediction?.phase).toMatch(/^active/);
     expect(look.advice?.vetoPause).toBe(true);
     expect(look.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
@@ -470,78 +474,155 @@ describe("a new engine started from activity history", () => {
     ]);
   });
 
-  it("saves the learned state with the next look", () => {
-    const book = new ForecastBook();
-    const first = book.look("k", mw(), now, 30 * 60_000);
+  it("is not saved while it waits for its history, and saves the learned state with the next look", () => {
+    const book = historyBook();
+    const first = book.look("k", mw(), now, window);
+    expect(first.prediction?.state).toBeUndefined();
+    expect(first.prediction?.savedAt).toBeUndefined();
     book.learnHistory("k", mw(), history);
-    const next = book.look("k", mw(), now + 60_000, 30 * 60_000);
-    expect(next.prediction?.state).not.toBe(first.prediction?.state);
-    expect(next.prediction?.savedAt).toBe(new Date(now + 60_000).toISOString());
+    const next = book.look("k", mw(), now + minute, window);
+    expect(next.prediction?.state).toBeDefined();
+    expect(next.prediction?.savedAt).toBe(new Date(now + minute).toISOString());
+  });
+
+  it("is read again by an operator restarted before the history came: nothing was saved to restore", () => {
+    const waiting = historyBook().look("k", mw(), now, window).prediction;
+    const restarted = historyBook();
+    restarted.look("k", mw({}, waiting), now + 5 * minute, window);
+    expect(restarted.wantsHistory("k", now + 5 * minute)).toBe(true);
+  });
+
+  it("is saved at once and wants no history without a Prometheus to read it from", () => {
+    const book = new ForecastBook();
+    expect(book.look("k", mw(), now, window).prediction?.state).toBeDefined();
+    expect(book.wantsHistory("k", now)).toBe(false);
+  });
+
+  it("wants no history with spec.forecast.history None, or once it is set to None", () => {
+    const none = mw({ forecast: { history: "None" } });
+    const book = historyBook();
+    expect(book.look("k", none, now, window).prediction?.state).toBeDefined();
+    expect(book.wantsHistory("k", now)).toBe(false);
+    const changed = historyBook();
+    changed.look("k", mw(), now, window);
+    expect(changed.look("k", none, now + minute, window).prediction?.state).toBeDefined();
+    expect(changed.wantsHistory("k", now + minute)).toBe(false);
   });
 
   it("keeps an engine restored from its saved state: history is only for a new one", () => {
-    const book = new ForecastBook();
+    const book = historyBook();
     const saved = mw({}, { phase: "x", confidence: 0, state: dailyPatternState(now, 21, 14, 16) });
-    book.look("k", saved, now, 30 * 60_000);
-    expect(book.wantsHistory("k")).toBe(false);
+    book.look("k", saved, now, window);
+    expect(book.wantsHistory("k", now)).toBe(false);
     book.learnHistory("k", saved, history);
-    expect(book.look("k", saved, now + 60_000, 30 * 60_000).prediction?.nextActivity).toBe(
+    expect(book.look("k", saved, now + minute, window).prediction?.nextActivity).toBe(
       "2026-11-23T14:00:00.000Z",
     );
   });
 
   it("wants history again after discarding a state it cannot read", () => {
-    const book = new ForecastBook();
-    book.look("k", mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" }), now, 30 * 60_000);
-    expect(book.wantsHistory("k")).toBe(true);
+    const book = historyBook();
+    book.look("k", mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" }), now, window);
+    expect(book.wantsHistory("k", now)).toBe(true);
+  });
+
+  it("wants no history for a forecast turned off while its notices wait to be sent", () => {
+    const book = historyBook();
+    const corrupt = { phase: "active-daily", confidence: 0.9, state: "{not json" };
+    book.look("k", mw({}, corrupt), now, window);
+    const off = book.look("k", mw({ forecast: { enabled: false } }, corrupt), now + minute, window);
+    expect(off.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
+    expect(book.wantsHistory("k", now + minute)).toBe(false);
+    book.learnHistory("k", mw({ forecast: { enabled: false } }, corrupt), history);
+    expect(
+      book.look("k", mw({ forecast: { enabled: false } }, corrupt), now + 2 * minute, window).notices,
+    ).toEqual(off.notices);
   });
 
   it("says so and learns from now when the history holds nothing known", () => {
-    const book = new ForecastBook();
-    book.look("k", mw(), now, 30 * 60_000);
+    const book = historyBook();
+    book.look("k", mw(), now, window);
     book.learnHistory(
       "k",
       mw(),
       history.map((p) => ({ ...p, value: null })),
     );
-    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    const look = book.look("k", mw(), now + minute, window);
     expect(look.prediction?.phase).toBe("learning");
+    expect(look.prediction?.state).toBeDefined();
     expect(look.notices.map((n) => n.note)).toEqual(["no activity history found; learning from now"]);
   });
 
-  it("warns when the history cannot be read, and ignores a late answer", () => {
-    const book = new ForecastBook();
-    book.look("k", mw(), now, 30 * 60_000);
-    book.historyUnavailable("k", "HTTP 503");
+  it("warns at once when the history cannot be read and would fail again, and ignores a late answer", () => {
+    const book = historyBook();
+    book.look("k", mw(), now, window);
+    book.historyUnavailable("k", mw(), "bad_data: parse error", { retryable: false, nowMs: now });
     book.learnHistory("k", mw(), history);
-    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    const look = book.look("k", mw(), now + minute, window);
     expect(look.prediction?.phase).toBe("learning");
+    expect(look.prediction?.state).toBeDefined();
     expect(look.notices).toEqual([
       {
         type: "Warning",
         reason: "ForecastHistoryUnavailable",
-        note: "could not read the activity history (HTTP 503); learning from now",
+        note: "could not read the activity history (bad_data: parse error); learning from now",
       },
     ]);
   });
 
-  it("ignores history read for a ManagedWorkload since deleted and made again under the same name", () => {
-    const book = new ForecastBook();
-    const old = { ...mw(), metadata: { ...mw().metadata, uid: "old" } };
-    const remade = { ...mw(), metadata: { ...mw().metadata, uid: "new" } };
-    book.look("k", remade, now, 30 * 60_000);
-    book.learnHistory("k", old, history);
-    expect(book.look("k", remade, now + 60_000, 30 * 60_000).prediction?.phase).toBe("learning");
-    expect(book.wantsHistory("k")).toBe(true);
+  it("reads again, silently, after 10, 20 and 40 minutes when Prometheus could not be reached", () => {
+    const book = historyBook();
+    book.look("k", mw(), now, window);
+    let at = now;
+    for (const waitMinutes of [10, 20, 40]) {
+      book.historyUnavailable("k", mw(), "HTTP 503", { retryable: true, nowMs: at });
+      expect(book.wantsHistory("k", at + (waitMinutes - 1) * minute)).toBe(false);
+      at += waitMinutes * minute;
+      expect(book.wantsHistory("k", at)).toBe(true);
+      const look = book.look("k", mw(), at, window);
+      expect(look.notices).toEqual([]);
+      expect(look.prediction?.state).toBeUndefined();
+    }
+    book.historyUnavailable("k", mw(), "HTTP 503", { retryable: true, nowMs: at });
+    expect(book.wantsHistory("k", at + 24 * hour)).toBe(false);
+    expect(book.look("k", mw(), at + minute, window).notices).toEqual([
+      {
+        type: "Warning",
+        reason: "ForecastHistoryUnavailable",
+        note: "could not read the activity history in 4 reads (HTTP 503); learning from now",
+      },
+    ]);
   });
 
-  it("learns from now, silently, when told to skip the history (spec.forecast.history None)", () => {
-    const book = new ForecastBook();
-    book.look("k", mw(), now, 30 * 60_000);
+  it("learns a history read again after a failure", () => {
+    const book = historyBook();
+    book.look("k", mw(), now, window);
+    book.historyUnavailable("k", mw(), "HTTP 503", { retryable: true, nowMs: now });
+    book.learnHistory("k", mw(), history);
+    expect(book.look("k", mw(), now + minute, window).prediction?.phase).toMatch(/^active/);
+  });
+
+  it("ignores history read for a ManagedWorkload since deleted and made again under the same name", () => {
+    const book = historyBook();
+    const old = { ...mw(), metadata: { ...mw().metadata, uid: "old" } };
+    const remade = { ...mw(), metadata: { ...mw().metadata, uid: "new" } };
+    book.look("k", remade, now, window);
+    book.learnHistory("k", old, history);
+    book.historyUnavailable("k", old, "HTTP 404", { retryable: false, nowMs: now });
+    const look = book.look("k", remade, now + minute, window);
+    expect(look.prediction?.phase).toBe("learning");
+    expect(look.notices).toEqual([]);
+    expect(book.wantsHistory("k", now + minute)).toBe(true);
+  });
+
+  it("learns from now, silently, when told to skip the history (no loader to read it)", () => {
+    const book = historyBook();
+    book.look("k", mw(), now, window);
     book.skipHistory("k");
     book.learnHistory("k", mw(), history);
-    const look = book.look("k", mw(), now + 60_000, 30 * 60_000);
+    const look = book.look("k", mw(), now + minute, window);
     expect(look.prediction?.phase).toBe("learning");
+    expect(look.prediction?.state).toBeDefined();
     expect(look.notices).toEqual([]);
   });
 });

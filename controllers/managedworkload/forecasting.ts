@@ -81,8 +81,14 @@ type Entry = {
   lastLook: { atMs: number; activityMs: number | null } | null;
   /** The ManagedWorkload the engine learned for: one deleted and made again under the same name starts afresh. */
   uid: string | undefined;
-  /** A new engine (nothing saved to restore) wants the activity history; settled once learned or unavailable. */
+  /**
+   * A new engine (nothing saved to restore, or a state discarded) wants the activity history, and is not saved
+   * until it is settled (learned, or unavailable for good), so an operator restarted meanwhile reads it again.
+   */
   history: "wanted" | "settled";
+  /** Reads of the history that failed, and when the next may start (a retryable failure). */
+  historyFailures: number;
+  historyRetryAtMs: number;
 };
 
 /** Looks further apart than this (the operator was down) are not accounted: nobody saw what happened. */
@@ -90,6 +96,21 @@ const MAX_ACCOUNTED_MS = hourMs;
 
 /** Bound on notices kept while Events cannot be sent; the oldest go first. */
 const MAX_UNSENT = 20;
+
+/**
+ * Reads of the activity history made when Prometheus could not be reached or was overloaded: the first, then
+ * after 10, 20 and 40 minutes. The engine learns from now meanwhile.
+ */
+const HISTORY_ATTEMPTS = 4;
+const HISTORY_RETRY_MS = 10 * 60_000;
+
+export type ForecastBookOptions = {
+  /**
+   * Whether new engines start from the activity history (the operator has a Prometheus to read it from).
+   * Without, or with spec.forecast.history None, a new engine learns from now.
+   */
+  history?: boolean;
+};
 
 export type ForecastLook = {
   /** Null when the forecast is off or may not be acted on: the clock decides alone. */
@@ -105,9 +126,11 @@ export type ForecastLook = {
 export class ForecastBook {
   readonly #entries = new Map<string, Entry>();
   readonly #base: Partial<ForecastConfig>;
+  readonly #history: boolean;
 
-  constructor(base: Partial<ForecastConfig> = {}) {
+  constructor(base: Partial<ForecastConfig> = {}, options: ForecastBookOptions = {}) {
     this.#base = base;
+    this.#history = options.history ?? false;
   }
 
   /**
@@ -124,14 +147,16 @@ export class ForecastBook {
   ): ForecastLook {
     if (mw.spec.forecast?.enabled === false) {
       // Notices not yet sent go out first; the engine is forgotten once they have.
-      const unsent = this.#entries.get(key)?.unsent ?? [];
-      if (unsent.length === 0) this.#entries.delete(key);
-      return { advice: null, prediction: undefined, notices: unsent };
+      const kept = this.#entries.get(key);
+      if (kept?.unsent.length) kept.history = "settled";
+      else this.#entries.delete(key);
+      return { advice: null, prediction: undefined, notices: kept?.unsent ?? [] };
     }
     const config = this.#config(mw);
     const known = this.#entries.get(key);
     const entry = known && known.uid === mw.metadata.uid ? known : this.#restore(mw, nowMs, config);
     this.#entries.set(key, entry);
+    if (!this.#historyAsked(mw)) entry.history = "settled";
     const nowSlot = slotOf(nowMs);
     if (nowSlot > entry.openSlot) {
       const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
@@ -153,7 +178,8 @@ export class ForecastBook {
     // Never back: a clock stepped back would otherwise have the stretch since accounted twice.
     entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs: knownActivityMs };
     entry.pausedAtLook = mw.status?.phase === "Paused";
-    if (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs) {
+    // An engine waiting for its history is not saved: restarted, the operator reads the history again.
+    if (entry.history === "settled" && (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs)) {
       const encoded = encodeEngine(entry.engine);
       if (encoded.ok) {
         entry.state = encoded.value;
@@ -203,9 +229,13 @@ export class ForecastBook {
     this.#entries.delete(key);
   }
 
-  /** Whether the workload's engine is new (nothing saved to restore) and would start from activity history. */
-  wantsHistory(key: string): boolean {
-    return this.#entries.get(key)?.history === "wanted";
+  /**
+   * Whether the workload's engine is new (nothing saved to restore, or a state discarded) and its activity
+   * history should be read now (not before the retry after a failed read).
+   */
+  wantsHistory(key: string, nowMs: number): boolean {
+    const entry = this.#entries.get(key);
+    return entry?.history === "wanted" && nowMs >= entry.historyRetryAtMs;
   }
 
   /**
@@ -216,10 +246,10 @@ export class ForecastBook {
   learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
     const entry = this.#entries.get(key);
     if (entry?.history !== "wanted" || entry.uid !== mw.metadata.uid) return;
-    entry.history = "settled";
     const before = points.filter((point) => point.slot < entry.openSlot);
     const known = before.filter((point) => point.value !== null);
     if (known.length === 0) {
+      entry.history = "settled";
       this.#notify(
         entry,
         "Normal",
@@ -233,6 +263,7 @@ export class ForecastBook {
     const last = { slot: entry.openSlot - 1, value: null };
     const upToOpen = before.at(-1)?.slot === last.slot ? before : [...before, last];
     entry.engine = observeAll(createEngine(config), upToOpen, config).engine;
+    entry.history = "settled";
     entry.savedAtMs = null;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
     const days = known.length / DAY_SLOTS;
@@ -251,17 +282,37 @@ export class ForecastBook {
     if (entry) entry.history = "settled";
   }
 
-  /** The history could not be read: the engine learns from now, and says why. */
-  historyUnavailable(key: string, why: string): void {
+  /**
+   * The history could not be read for the ManagedWorkload `mw`. A retryable failure (Prometheus unreachable
+   * or overloaded) is read again later, up to HISTORY_ATTEMPTS reads, silently; once it is given up, or at
+   * once for a failure that would fail again, the engine learns from now and says why (one Event).
+   */
+  historyUnavailable(
+    key: string,
+    mw: ManagedWorkload,
+    why: string,
+    { retryable, nowMs }: { retryable: boolean; nowMs: number },
+  ): void {
     const entry = this.#entries.get(key);
-    if (entry?.history !== "wanted") return;
+    if (entry?.history !== "wanted" || entry.uid !== mw.metadata.uid) return;
+    entry.historyFailures += 1;
+    if (retryable && entry.historyFailures < HISTORY_ATTEMPTS) {
+      entry.historyRetryAtMs = nowMs + HISTORY_RETRY_MS * 2 ** (entry.historyFailures - 1);
+      return;
+    }
     entry.history = "settled";
+    const reads = entry.historyFailures > 1 ? ` in ${entry.historyFailures} reads` : "";
     this.#notify(
       entry,
       "Warning",
       eventReasons.forecastHistoryUnavailable,
-      `could not read the activity history (${why}); learning from now`,
+      `could not read the activity history${reads} (${why}); learning from now`,
     );
+  }
+
+  /** Whether a new engine of this ManagedWorkload starts from its activity history. */
+  #historyAsked(mw: ManagedWorkload): boolean {
+    return this.#history && (mw.spec.forecast?.history ?? specDefaults.forecastHistory) !== "None";
   }
 
   #notify(entry: Entry, type: ForecastNotice["type"], reason: EventReason, note: string): void {
@@ -295,7 +346,9 @@ export class ForecastBook {
       shownAtMs: null,
       lastLook: null,
       uid: mw.metadata.uid,
-      history: "wanted",
+      history: this.#historyAsked(mw) ? "wanted" : "settled",
+      historyFailures: 0,
+      historyRetryAtMs: Number.NEGATIVE_INFINITY,
     });
     const discard = (why: string): Entry => ({
       ...fresh(),

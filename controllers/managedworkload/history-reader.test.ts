@@ -7,6 +7,7 @@ import {
   type ActivityHistoryReader,
   activityHistoryReader,
   HistoryLoader,
+  HistoryReadError,
   type HistoryResult,
 } from "./history-reader.ts";
 
@@ -41,24 +42,67 @@ describe("reading a workload's activity history", () => {
     const reader = activityHistoryReader({ prometheus: client, promql: defaultPromQLConfig });
     const points = await reader.read(workload, from, from + 4);
     expect(points).toHaveLength(4);
-    expect(calls.map((c) => c.query)).toEqual([expect.stringMatching(/^sum\(/), "sum(queue_depth)"]);
-    for (const call of calls) {
-      expect(call).toMatchObject({
+    expect(calls).toEqual([
+      // A rate covers the step up to its time: at the ends of the steps, the last one at the start of `toSlot`.
+      {
+        query: expect.stringMatching(/^sum\(/),
+        start: from * SLOT_MS + 300_000,
+        end: (from + 4) * SLOT_MS,
+        stepMs: 300_000,
+      },
+      // A query is read as the clock reads it, at instants within the slots.
+      {
+        query: "sum(queue_depth)",
         start: from * SLOT_MS,
         end: (from + 4) * SLOT_MS - 300_000,
         stepMs: 300_000,
-      });
-    }
+      },
+    ]);
   });
 
-  it("fails with Prometheus' reason and the query", async () => {
+  it("learns a busy last five minutes of a slot in that slot, not the next", async () => {
+    const busyUntil = (from + 1) * SLOT_MS;
     const { client } = prometheus((query) => ({
-      ok: false,
-      error: { kind: "query", message: "parse error", query, attempts: 1 },
+      ok: true,
+      warnings: [],
+      value: query.startsWith("sum(max")
+        ? [
+            {
+              metric: {},
+              points: [1, 2, 3, 4, 5, 6].map((step) => {
+                const t = from * SLOT_MS + step * 300_000;
+                return [t, t === busyUntil ? 0.5 : 0] as const;
+              }),
+            },
+          ]
+        : [],
     }));
     const reader = activityHistoryReader({ prometheus: client, promql: defaultPromQLConfig });
-    await expect(reader.read(workload, from, from + 4)).rejects.toThrow(/^parse error \(query: sum\(/);
+    expect((await reader.read(workload, from, from + 2)).map((p) => p.value)).toEqual([1, 0]);
   });
+
+  it.each([
+    { kind: "query" as const, status: 400, retryable: false },
+    { kind: "too-large" as const, status: 422, retryable: false },
+    { kind: "http" as const, status: 403, retryable: false },
+    { kind: "http" as const, status: 503, retryable: true },
+    { kind: "http" as const, status: 429, retryable: true },
+    { kind: "timeout" as const, status: undefined, retryable: true },
+    { kind: "network" as const, status: undefined, retryable: true },
+  ])(
+    "fails with Prometheus' reason and the query; a $kind $status may be retried: $retryable",
+    async ({ kind, status, retryable }) => {
+      const { client } = prometheus((query) => ({
+        ok: false,
+        error: { kind, message: "parse error", query, attempts: 1, ...(status ? { status } : {}) },
+      }));
+      const reader = activityHistoryReader({ prometheus: client, promql: defaultPromQLConfig });
+      const failure = await reader.read(workload, from, from + 4).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(HistoryReadError);
+      expect((failure as HistoryReadError).message).toMatch(/^parse error \(query: sum\(/);
+      expect((failure as HistoryReadError).retryable).toBe(retryable);
+    },
+  );
 });
 
 describe("the history loader", () => {
@@ -84,11 +128,11 @@ describe("the history loader", () => {
     expect(waiting.map((w) => w.key)).toEqual(["a", "b"]);
     loader.request("shop/a", named("a"), from, from + 4);
     waiting[0]?.release([]);
-    waiting[1]?.fail(new Error("HTTP 503"));
+    waiting[1]?.fail(new HistoryReadError("HTTP 503", true));
     await settle();
     expect(results).toEqual([
       { key: "shop/a", mw: named("a"), points: [] },
-      { key: "shop/b", mw: named("b"), error: "HTTP 503" },
+      { key: "shop/b", mw: named("b"), error: "HTTP 503", retryable: true },
     ]);
     expect(waiting.map((w) => w.key)).toEqual(["a", "b", "c"]);
   });
@@ -104,5 +148,45 @@ describe("the history loader", () => {
     await settle();
     expect(results).toEqual([]);
     expect(waiting).toHaveLength(1);
+  });
+
+  it("says a failure that is not a read error may not be retried", async () => {
+    const { reader, waiting } = heldReader();
+    const results: HistoryResult[] = [];
+    const loader = new HistoryLoader(reader, 1, (r) => results.push(r));
+    loader.request("shop/a", named("a"), from, from + 4);
+    waiting[0]?.fail(new TypeError("a bug"));
+    await settle();
+    expect(results).toEqual([{ key: "shop/a", mw: named("a"), error: "a bug", retryable: false }]);
+  });
+
+  it("goes on with the next key when handing over a result throws, and says so", async () => {
+    const { reader, waiting } = heldReader();
+    const failed: string[] = [];
+    const loader = new HistoryLoader(
+      reader,
+      1,
+      () => {
+        throw new Error("learning failed");
+      },
+      { failed: (key, err) => failed.push(`${key}: ${(err as Error).message}`) },
+    );
+    loader.request("shop/a", named("a"), from, from + 4);
+    loader.request("shop/b", named("b"), from, from + 4);
+    waiting[0]?.release([]);
+    await settle();
+    expect(failed).toEqual(["shop/a: learning failed"]);
+    expect(waiting.map((w) => w.key)).toEqual(["a", "b"]);
+  });
+
+  it("does not read a queued key that is no longer wanted when its turn comes", async () => {
+    const { reader, waiting } = heldReader();
+    const wanted = new Set(["shop/a", "shop/b", "shop/c"]);
+    const loader = new HistoryLoader(reader, 1, () => {}, { wanted: (key) => wanted.has(key) });
+    for (const name of ["a", "b", "c"]) loader.request(`shop/${name}`, named(name), from, from + 4);
+    wanted.delete("shop/b");
+    waiting[0]?.release([]);
+    await settle();
+    expect(waiting.map((w) => w.key)).toEqual(["a", "c"]);
   });
 });

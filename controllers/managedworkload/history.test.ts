@@ -31,8 +31,9 @@ describe("the activity history queries", () => {
     {
       kind: "Deployment" as const,
       name: "web",
-      matches: ["web-7d9f8c6b5-x2x4z"],
-      not: ["web-admin-7d9f8c6b5-x2x4z", "web-0"],
+      matches: ["web-7d9f8c6b5-x2x4z", "web-6b7c8d9f5d-aaaaa", "web-5d-x2x4z"],
+      // A sibling Deployment's pods, and a sibling StatefulSet's (`web-redis`).
+      not: ["web-admin-7d9f8c6b5-x2x4z", "web-0", "web-redis-0", "web-redis-12"],
     },
     {
       kind: "StatefulSet" as const,
@@ -40,7 +41,7 @@ describe("the activity history queries", () => {
       matches: ["db-0", "db-12"],
       not: ["db-backup-0", "db-7d9f8c6b5-x2x4z"],
     },
-    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-1-2"], not: ["axb-1-2"] },
+    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-1-x2x4z"], not: ["axb-1-x2x4z"] },
   ])("names exactly the pods of a $kind called $name", ({ kind, name, matches, not }) => {
     const regex = new RegExp(`^(?:${podRegexOf(kind, name)})$`);
     for (const pod of matches) expect(pod).toMatch(regex);
@@ -54,7 +55,7 @@ describe("the activity history queries", () => {
       /^sum\(max by \(namespace, pod, container\) \(rate\(container_cpu_usage_seconds_total\{/,
     );
     expect(queries.cpu).toContain('namespace="shop"');
-    expect(queries.cpu).toContain('pod=~"web-[a-z0-9]+-[a-z0-9]+"');
+    expect(queries.cpu).toContain('pod=~"web-[a-z0-9]{1,10}-[a-z0-9]{5}"');
     expect(queries.cpu).toContain('cluster="eu-1"');
     expect(queries.activity).toEqual([busy]);
   });
@@ -106,6 +107,47 @@ describe("the slots an activity history makes", () => {
       what: "either source active makes the slot active",
       answers: { cpu: series([0, 0.01], [1, 0.01]), activity: [{ query: busy, series: series([1, 50]) }] },
       want: [0, 1, null, null],
+    },
+    {
+      what: "a CPU rate belongs to the slot of the step it covers: one at a slot's start, to the slot before",
+      answers: {
+        ...none,
+        cpu: [
+          {
+            metric: {},
+            points: [
+              [at(1, 0), 0.2],
+              [at(1, 5), 0.01],
+              [at(1, 10), 0.01],
+              [at(2, 0), 0.01],
+            ] as const,
+          },
+        ],
+      },
+      want: [1, 0, null, null],
+    },
+    {
+      what: "a query with several series is read at each step from the first that has a value then",
+      answers: {
+        cpu: [],
+        activity: [
+          {
+            query: busy,
+            series: [
+              { metric: { pod: "a" }, points: [[at(0), 50]] as const },
+              {
+                metric: { pod: "b" },
+                points: [
+                  [at(0), 0],
+                  [at(1), 0],
+                  [at(2), 50],
+                ] as const,
+              },
+            ],
+          },
+        ],
+      },
+      want: [1, 0, 1, null],
     },
     {
       what: "samples outside the range are left out",

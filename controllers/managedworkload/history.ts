@@ -10,7 +10,12 @@ import type { RangeSeries } from "../../rightsizing/prometheus-client.ts";
 import { escapeRegex, type PromQLConfig, usageQuery } from "../../rightsizing/promql.ts";
 import { isQueryActive } from "./activity-rules.ts";
 
-/** Resolution of the history read: three samples per slot, 4,032 steps for 14 days (Prometheus allows 11,000). */
+/**
+ * Resolution of the history read: three samples per slot, 4,032 steps for 14 days (Prometheus allows 11,000).
+ * A CPU rate covers its step, so a burst shorter than the step counts only when its average over the step
+ * reaches the threshold (one minute at five times it does), where the clock's live figure (metrics-server's)
+ * is a rate over seconds: for a bursty workload the history sees less activity than the clock would have.
+ */
 export const HISTORY_STEP_MS = 5 * 60_000;
 
 export type HistoryQueries = {
@@ -20,12 +25,14 @@ export type HistoryQueries = {
 };
 
 /**
- * The pods a workload's controller names: `<deployment>-<template hash>-<suffix>` or `<statefulset>-<ordinal>`.
- * Exact, so a sibling named with the same prefix (`web` and `web-admin`) is not counted.
+ * The pods a workload's controller names: `<deployment>-<template hash>-<suffix>` (a hash of at most 10
+ * characters, a suffix of 5) or `<statefulset>-<ordinal>`. Exact, so a sibling named with the same prefix is
+ * not counted: neither a Deployment's (`web` and `web-admin`) nor a StatefulSet's (`web` and `web-redis`,
+ * whose pods are `web-redis-0`, ...).
  */
 export function podRegexOf(kind: "Deployment" | "StatefulSet", name: string): string {
   const prefix = escapeRegex(name);
-  return kind === "Deployment" ? `${prefix}-[a-z0-9]+-[a-z0-9]+` : `${prefix}-[0-9]+`;
+  return kind === "Deployment" ? `${prefix}-[a-z0-9]{1,10}-[a-z0-9]{5}` : `${prefix}-[0-9]+`;
 }
 
 export function historyQueries(mw: ManagedWorkload, promql: PromQLConfig): HistoryQueries {
@@ -45,10 +52,13 @@ export type HistoryAnswers = {
 
 /**
  * The slots `fromSlot` (included) to `toSlot` (excluded) as the engine learns them: 1 where the workload was
- * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known. CPU
- * counts from its first sample to its last: a workload without pods in between was scaled to zero, so idle.
- * Before the first (Prometheus' retention, a workload created since), after the last (samples not yet
- * written), and where an activity query had no answer, nothing is known.
+ * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known.
+ * A CPU sample at t is a rate over the step up to t, so it belongs to the slot of the instant before t (the
+ * reader asks for samples at the ends of the steps). CPU counts from its first sample to its last: a workload
+ * without pods in between was scaled to zero, so idle. Before the first (Prometheus' retention, a workload
+ * created since) and after the last (samples not yet written) only the activity queries tell; a slot none of
+ * them answered either is a gap. An activity query is read at each step as the clock reads it at an instant:
+ * its first series that has a value then.
  */
 export function historyPoints(
   answers: HistoryAnswers,
@@ -65,7 +75,10 @@ export function historyPoints(
     known[index] = 1;
     if (isActive) active[index] = 1;
   };
-  const cpuPoints = answers.cpu.flatMap((series) => series.points);
+  // A rate at t covers the step up to t: its slot is the one the instant before t is in.
+  const cpuPoints = answers.cpu.flatMap((series) =>
+    series.points.map(([t, cores]) => [t - 1, cores] as const),
+  );
   const cpuTimes = cpuPoints.map(([t]) => t);
   if (cpuTimes.length > 0) {
     const first = Math.max(0, slotOf(Math.min(...cpuTimes)) - fromSlot);
@@ -73,11 +86,23 @@ export function historyPoints(
   }
   for (const [atMs, cores] of cpuPoints) mark(atMs, cores >= cpuThresholdCores);
   for (const { query, series } of answers.activity) {
-    // As the clock reads a query: its first series.
-    for (const [atMs, value] of series[0]?.points ?? []) mark(atMs, isQueryActive(query, value));
+    for (const [atMs, value] of firstSeriesAtEachStep(series)) mark(atMs, isQueryActive(query, value));
   }
   return Array.from({ length: count }, (_, i) => ({
     slot: fromSlot + i,
     value: active[i] ? 1 : known[i] ? 0 : null,
   }));
+}
+
+/**
+ * A query's value at each step as an instant query then would have given it to the clock: from the first
+ * series (in the answer's order) that has a sample at that step. A series that comes and goes (a pod's)
+ * does not hide the others while it is absent.
+ */
+function firstSeriesAtEachStep(series: readonly RangeSeries[]): Map<number, number> {
+  const values = new Map<number, number>();
+  for (const s of series) {
+    for (const [atMs, value] of s.points) if (!values.has(atMs)) values.set(atMs, value);
+  }
+  return values;
 }

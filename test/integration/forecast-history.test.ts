@@ -52,9 +52,10 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     clients = clusterClients();
     await installManagedWorkloadCrd(clients);
     namespace = await createTestNamespace(clients, "fc-history");
-    // Busy two hours a day from the slot after next (30 minutes from now at most), idle otherwise.
+    // Busy two hours a day from the slot after next (30 minutes from now at most), idle otherwise. A sample at t
+    // holds the CPU of the five minutes before it (the counter grew by that much since the one before).
     const busy = (t: number) => {
-      const sinceStart = (((t - busyFromMs) % day) + day) % day;
+      const sinceStart = (((t - 5 * minute - busyFromMs) % day) + day) % day;
       return sinceStart < 2 * hour ? 0.2 : 0.002;
     };
     await loadPrometheusHistory(

@@ -91,7 +91,7 @@ export async function startController(
     }),
     settings: { operatorNamespace: "napwake-system", checkIntervalMs: 2_000, pausedCheckIntervalMs: 5_000 },
     fieldManager,
-    forecasts: new ForecastBook(),
+    forecasts: new ForecastBook({}, { history: history !== undefined }),
     ...(history ? { history } : {}),
     log: quietLog,
   });
