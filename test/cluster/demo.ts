@@ -68,8 +68,9 @@ export function demoHistory(endMs: number): string {
     namespace: demo.namespace,
     pod: `${demo.name}-6b7c8d9f5d-${suffix}`,
     container: "web",
+    // A sample at t holds the five minutes before it (the counter grew by that much since the one before).
     cpuCores: (t) => {
-      const hour = new Date(t).getUTCHours();
+      const hour = new Date(t - 5 * 60_000).getUTCHours();
       const wiggle = 0.8 + 0.4 * Math.abs(Math.sin(t / 3_600_000));
       return (hour >= 8 && hour < 18 ? 0.06 : 0.015) * wiggle * scale;
     },
