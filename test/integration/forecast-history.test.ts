@@ -133,9 +133,12 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     expect(learned.note).toMatch(
       /^learned 1[34]\.\d days of activity history \(active in \d+ of \d+ 15-minute slots\): forecast active/,
     );
-    const prediction = (await mw("learns")).status?.prediction as PredictionStatus | undefined;
-    expect(prediction?.phase).toMatch(/^active/);
-    expect(prediction?.nextActivity).toBe(new Date(busyFromMs).toISOString());
+    // The Event goes out in the reconcile that writes the status, just before it.
+    const prediction = await eventually("the forecast trusted in status", async () => {
+      const p = (await mw("learns")).status?.prediction as PredictionStatus | undefined;
+      return p?.phase.startsWith("active") ? p : undefined;
+    });
+    expect(prediction.nextActivity).toBe(new Date(busyFromMs).toISOString());
   });
 
   it("does not pause the idle workload before its daily busy time", async () => {
