@@ -110,6 +110,23 @@ describe("a new forecast started from the activity history in Prometheus", () =>
         },
       });
     }
+    // refused: an activity query Prometheus cannot parse, so its history cannot be read.
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: httpDeployment({ namespace, name: "refused", replicas: 1, cpu: "5m" }),
+    });
+    await clients.custom.createNamespacedCustomObject({
+      group,
+      version,
+      plural,
+      namespace,
+      body: managedWorkload(namespace, "refused.deployment", "refused", {
+        idle: {
+          window: "30m",
+          activityQueries: [{ name: "backlog", query: "sum(queue_depth", threshold: 1 }],
+        },
+      }),
+    });
     controller = await startController(
       clients,
       clock,
@@ -149,6 +166,19 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     expect(vetoed.message).toContain(new Date(busyFromMs).toISOString());
     expect((await clients.apps.readNamespacedDeployment({ namespace, name: "learns" })).spec?.replicas).toBe(
       2,
+    );
+  });
+
+  it("says why when Prometheus refuses a query of the history, and learns from now", async () => {
+    const refused = await eventually("the history refused", async () =>
+      (await events("refused")).find((e) => e.reason === "ForecastHistoryUnavailable"),
+    );
+    expect(refused.type).toBe("Warning");
+    expect(refused.note).toMatch(
+      /^could not read the activity history \(.*parse error.*sum\(queue_depth.*\); learning from now$/,
+    );
+    expect(((await mw("refused")).status?.prediction as PredictionStatus | undefined)?.phase).toBe(
+      "learning",
     );
   });
 
