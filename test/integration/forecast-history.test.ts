@@ -1,6 +1,5 @@
 import { EventsV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import type { PredictionStatus } from "../../controllers/managedworkload/forecasting.ts";
 import { activityHistoryReader } from "../../controllers/managedworkload/history-reader.ts";
@@ -17,8 +16,11 @@ import {
   eventually,
 } from "./cluster.ts";
 import {
+  awakeSince,
+  createManagedWorkloadWithStatus,
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   shiftedClock,
   startController,
@@ -28,7 +30,6 @@ import { httpDeployment } from "./workloads.ts";
 const minute = 60_000;
 const hour = 60 * minute;
 const day = 24 * hour;
-const { group, version, plural } = managedWorkloadCrd;
 
 /**
  * A new forecast engine starts from the activity history in Prometheus, on the real control plane: two weeks
@@ -76,39 +77,15 @@ describe("a new forecast started from the activity history in Prometheus", () =>
         namespace,
         body: httpDeployment({ namespace, name, replicas: 2, cpu: "5m" }),
       });
-      const created = (await clients.custom.createNamespacedCustomObject({
-        group,
-        version,
-        plural,
-        namespace,
-        body: managedWorkload(namespace, `${name}.deployment`, name, {
+      // Awake and idle for two hours: a pause is due as soon as the operator looks.
+      await createManagedWorkloadWithStatus(
+        clients,
+        managedWorkload(namespace, `${name}.deployment`, name, {
           idle: { window: "30m" },
           forecast: { idleWindow: "30m", ...(name === "ignores" ? { history: "None" as const } : {}) },
         }),
-      })) as ManagedWorkload;
-      // Awake and idle for two hours: a pause is due as soon as the operator looks.
-      await clients.custom.replaceNamespacedCustomObjectStatus({
-        group,
-        version,
-        plural,
-        namespace,
-        name: `${name}.deployment`,
-        body: {
-          ...created,
-          status: {
-            phase: "Awake",
-            conditions: [
-              {
-                type: "Paused",
-                status: "False",
-                reason: "Active",
-                message: "the workload is awake",
-                lastTransitionTime: new Date(clock.now() - 2 * hour).toISOString(),
-              },
-            ],
-          },
-        },
-      });
+        awakeSince(clock.now() - 2 * hour),
+      );
     }
     // refused: an activity query Prometheus cannot parse, so its history cannot be read.
     await clients.apps.createNamespacedDeployment({
@@ -116,9 +93,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
       body: httpDeployment({ namespace, name: "refused", replicas: 1, cpu: "5m" }),
     });
     await clients.custom.createNamespacedCustomObject({
-      group,
-      version,
-      plural,
+      ...managedWorkloadApi,
       namespace,
       body: managedWorkload(namespace, "refused.deployment", "refused", {
         idle: {

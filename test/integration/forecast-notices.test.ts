@@ -1,6 +1,5 @@
 import { EventsV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import type { EventsClient } from "../../kube/events.ts";
 import {
@@ -11,6 +10,7 @@ import {
   eventually,
 } from "./cluster.ts";
 import {
+  createManagedWorkloadWithStatus,
   installManagedWorkloadCrd,
   managedWorkload,
   realWrites,
@@ -18,8 +18,6 @@ import {
   startController,
 } from "./operator-support.ts";
 import { httpDeployment } from "./workloads.ts";
-
-const { group, version, plural } = managedWorkloadCrd;
 
 /**
  * The API server's Events, except that the first `ForecastStateDiscarded` Event in `namespace` is refused.
@@ -56,24 +54,11 @@ describe("forecast notices on the real control plane", () => {
       namespace,
       body: httpDeployment({ namespace, name: "web", replicas: 1, cpu: "100m" }),
     });
-    const created = (await clients.custom.createNamespacedCustomObject({
-      group,
-      version,
-      plural,
-      namespace,
-      body: managedWorkload(namespace, "web.deployment", "web", { idle: { window: "30m" } }),
-    })) as ManagedWorkload;
-    await clients.custom.replaceNamespacedCustomObjectStatus({
-      group,
-      version,
-      plural,
-      namespace,
-      name: "web.deployment",
-      body: {
-        ...created,
-        status: { prediction: { phase: "active-daily", confidence: 0.9, state: "{not json" } },
-      },
-    });
+    await createManagedWorkloadWithStatus(
+      clients,
+      managedWorkload(namespace, "web.deployment", "web", { idle: { window: "30m" } }),
+      { prediction: { phase: "active-daily", confidence: 0.9, state: "{not json" } },
+    );
     const refusing = refusingFirstDiscarded(clients, namespace);
     Object.assign(events, refusing);
     controller = await startController(clients, shiftedClock(), realWrites(clients), refusing.client);

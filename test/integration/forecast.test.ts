@@ -1,7 +1,7 @@
 import { EventsV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
-import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import { dailyPatternState } from "../../controllers/managedworkload/forecast-fixtures.ts";
 import type { PredictionStatus } from "../../controllers/managedworkload/forecasting.ts";
@@ -13,6 +13,8 @@ import {
   eventually,
 } from "./cluster.ts";
 import {
+  awakeSince,
+  createManagedWorkloadWithStatus,
   installManagedWorkloadCrd,
   managedWorkload,
   readManagedWorkload,
@@ -24,7 +26,6 @@ import { httpDeployment } from "./workloads.ts";
 const minute = 60_000;
 const hour = 60 * minute;
 const day = 24 * hour;
-const { group, version, plural } = managedWorkloadCrd;
 
 /** The next 09:40 UTC at least an hour away: twenty minutes before the learned traffic. */
 function next0940(nowMs: number): number {
@@ -79,16 +80,7 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     const statuses: Record<string, ManagedWorkload["status"]> = {
       // veto: awake and idle since 07:40, well past its 30-minute idle window.
       veto: {
-        phase: "Awake",
-        conditions: [
-          {
-            type: "Paused",
-            status: "False",
-            reason: "Active",
-            message: "the workload is awake",
-            lastTransitionTime: new Date(clock.now() - 2 * hour).toISOString(),
-          },
-        ],
+        ...awakeSince(clock.now() - 2 * hour),
         prediction: { phase: "learning", confidence: 0, state, savedAt },
       },
       prewake: {
@@ -109,26 +101,16 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
       },
     };
     for (const name of ["veto", "prewake"]) {
-      const created = (await clients.custom.createNamespacedCustomObject({
-        group,
-        version,
-        plural,
-        namespace,
-        body: managedWorkload(namespace, `${name}.deployment`, name, {
+      await createManagedWorkloadWithStatus(
+        clients,
+        managedWorkload(namespace, `${name}.deployment`, name, {
           idle: { window: "30m" },
           // veto keeps its 30-minute window while trusted (so no awake budget); prewake has the default,
           // half of it, which gives the awake budget something to spend.
           ...(name === "veto" ? { forecast: { idleWindow: "30m" } } : {}),
         }),
-      })) as ManagedWorkload;
-      await clients.custom.replaceNamespacedCustomObjectStatus({
-        group,
-        version,
-        plural,
-        namespace,
-        name: `${name}.deployment`,
-        body: { ...created, status: statuses[name] },
-      });
+        statuses[name],
+      );
     }
     // Started once the saved states are in place, as an operator that restarts finds them.
     controller = await startController(clients, clock);

@@ -157,3 +157,39 @@ export function requestOnManagedWorkload(
     body: [{ op: "add", path: "/metadata/annotations", value: { [key]: at.toISOString() } }],
   });
 }
+
+/** Creates a ManagedWorkload and gives it `status`, as an operator that ran before would have left it. */
+export async function createManagedWorkloadWithStatus(
+  clients: Clients,
+  body: ReturnType<typeof managedWorkload>,
+  status: ManagedWorkload["status"],
+): Promise<void> {
+  const { namespace, name } = body.metadata;
+  const created = (await clients.custom.createNamespacedCustomObject({
+    ...managedWorkloadApi,
+    namespace,
+    body,
+  })) as ManagedWorkload;
+  await clients.custom.replaceNamespacedCustomObjectStatus({
+    ...managedWorkloadApi,
+    namespace,
+    name,
+    body: { ...created, status },
+  });
+}
+
+/** The status of a workload awake (and so idle, without activity known) since `sinceMs`. */
+export function awakeSince(sinceMs: number): NonNullable<ManagedWorkload["status"]> {
+  return {
+    phase: "Awake",
+    conditions: [
+      {
+        type: "Paused",
+        status: "False",
+        reason: "Active",
+        message: "the workload is awake",
+        lastTransitionTime: new Date(sinceMs).toISOString(),
+      },
+    ],
+  };
+}
