@@ -3,6 +3,7 @@
 // seasonal-naive, and vs a library forecaster), then the engine's speed. Every parameter is the same
 // for every trace; nothing is tuned per trace.
 
+import { parseDuration, specDefaults } from "../api/managedworkload.ts";
 import {
   DEFAULT_FORECAST_CONFIG,
   type ForecastConfig,
@@ -54,6 +55,8 @@ const UNTRUSTED_IDLE_MS = 30 * MINUTE_MS;
 const CHANCE_RUNS = 200;
 /** Draws of a synthetic profile the policies are replayed over, beside the one shown in full. */
 const POLICY_DRAWS = 8;
+/** spec.forecast.prewake's default: a lead for workloads slow to become ready (the replay's wake takes 30 s). */
+const DEFAULT_PREWAKE_MS = parseDuration(specDefaults.prewake);
 /** Days of history a new engine starts from, as the operator reads them from Prometheus (its history window). */
 const HISTORY_DAYS = 14;
 
@@ -81,7 +84,10 @@ const SENSITIVITY: readonly { label: string; policy?: Partial<Policy>; config?: 
       policy: { untrustedIdleWindowMs: IDLE_MS },
     },
     { label: "idle 10 min", policy: { idleWindowMs: 10 * MINUTE_MS } },
-    { label: "pre-wake lead 10 min", config: { prewakeLeadMs: 10 * MINUTE_MS } },
+    {
+      label: "pre-wake lead 10 min (spec.forecast.prewake's default)",
+      config: { prewakeLeadMs: 10 * MINUTE_MS },
+    },
     { label: "engine fed request counts", policy: { signal: "requests" } },
   ];
 
@@ -261,15 +267,22 @@ function reportWarmStart(splits: readonly ReturnType<typeof splitHistory>[]) {
   const config = forecastConfig();
   const [fixed] = POLICIES;
   if (!fixed) return;
-  const run = (policyOf: (history: readonly GridPoint[]) => Policy) =>
-    splits.map(({ history, rest }) => replayPolicy(rest, policyOf(history), config));
+  const run = (policyOf: (history: readonly GridPoint[]) => Policy, runConfig = config) =>
+    splits.map(({ history, rest }) => replayPolicy(rest, policyOf(history), runConfig));
   const sum = (results: readonly PolicyResult[]) => ({
     cold: results.reduce((total, r) => total + r.coldStarts, 0),
     awake: results.reduce((total, r) => total + r.awakeHours, 0),
   });
   const baseline = run(() => fixed);
   const warmRuns = run((history) => ({ ...FORECAST, history }));
-  const [a, fresh, warm] = [baseline, run(() => FORECAST), warmRuns].map(sum) as [
+  const defaultLead = forecastConfig({ prewakeLeadMs: DEFAULT_PREWAKE_MS });
+  const [a, fresh, warm, warmDefaultLead] = [
+    baseline,
+    run(() => FORECAST),
+    warmRuns,
+    run((history) => ({ ...FORECAST, history }), defaultLead),
+  ].map(sum) as [
+    ReturnType<typeof sum>,
     ReturnType<typeof sum>,
     ReturnType<typeof sum>,
     ReturnType<typeof sum>,
@@ -286,7 +299,9 @@ function reportWarmStart(splits: readonly ReturnType<typeof splitHistory>[]) {
     `\nstarted from ${HISTORY_DAYS} days of history, as the operator starts a new engine from Prometheus ` +
       `(${what}; the same days for each policy): (a) ${a.cold} cold starts; (c) from scratch ${against(fresh)}; ` +
       `(c) from history ${against(warm)}: target ${met ? "MET" : "NOT MET"}` +
-      (splits.length > 1 ? ` (on ${meeting} of ${splits.length} draws)` : ""),
+      (splits.length > 1 ? ` (on ${meeting} of ${splits.length} draws)` : "") +
+      `; from history with spec.forecast.prewake at its default, ${DEFAULT_PREWAKE_MS / MINUTE_MS} min: ` +
+      against(warmDefaultLead),
   );
 }
 
@@ -365,6 +380,8 @@ async function main() {
       `policy (c): idle window ${IDLE_MS / MINUTE_MS} min once the forecast is trusted, ` +
       `${UNTRUSTED_IDLE_MS / MINUTE_MS} min (as (a)) while it is learning or in shadow; in a ManagedWorkload: ` +
       `spec.idle.window ${UNTRUSTED_IDLE_MS / MINUTE_MS}m, spec.forecast.idleWindow unset (half of it), ` +
+      `spec.forecast.prewake ${d.prewakeLeadMs / MINUTE_MS}m (its default, ${DEFAULT_PREWAKE_MS / MINUTE_MS}m, ` +
+      "leaves room for workloads slow to become ready; a wake here takes 30 s), " +
       "spec.forecast.awakeBudget IdleWindow (the default)\n" +
       "accuracy: MASE = MAE / MAE of seasonal-naive (same slot a week before); MSE ratio = the same with " +
       "squared errors, the proper score on 0/1 occupancy (MAE there rewards guessing 0 or 1 over a calibrated chance)",
