@@ -78,8 +78,8 @@ export async function startWebhooks(opts: {
     stoppers.push(stop);
     stoppers.push(manager.subscribe(() => void reconcile()));
     // Each resync re-reads the CA Secret and records the replaced CAs in it, publishes the caBundle (the same
-    // from every replica), and only then follows a CA another replica replaced (see `publishCaBundle`), so
-    // every replica serves from the CA in the Secret, never before the published caBundle holds it.
+    // from every replica), and follows a replaced CA once the caBundles of all our webhooks hold it (see
+    // `publishCaBundle`), so every replica serves from the CA in the Secret, never before they trust it.
     const timer = setInterval(() => void reconcile(), caBundleResyncMs);
     stoppers.push(() => clearInterval(timer));
   }

@@ -8,6 +8,7 @@ import {
   publishCaBundle,
   publishedCas,
   publishRetryDelayMs,
+  trustedByEveryWebhook,
   type WebhookConfigurationLike,
   type WebhookConfigurationRef,
 } from "./cabundle.ts";
@@ -60,9 +61,10 @@ it("applies only the caBundle of each webhook", () => {
   });
 });
 
+const pem = (name: string) => `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----`;
+const webhook = (name: string, caBundle?: string) => ({ name, clientConfig: { service, caBundle } });
+
 describe("publishedCas", () => {
-  const pem = (name: string) => `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----`;
-  const webhook = (name: string, caBundle?: string) => ({ name, clientConfig: { service, caBundle } });
   it.each<{ name: string; configs: (WebhookConfigurationLike | undefined)[]; want: string[] }>([
     {
       name: "every CA our webhooks trust, each once",
@@ -91,6 +93,41 @@ describe("publishedCas", () => {
     },
   ])("lists $name", ({ configs, want }) => {
     expect(publishedCas(configs)).toEqual(want);
+  });
+});
+
+describe("trustedByEveryWebhook", () => {
+  const both = caBundleOf(`${pem("NEW")}\n${pem("OLD")}\n`);
+  it.each<{ name: string; configs: (WebhookConfigurationLike | undefined)[]; want: string[] }>([
+    {
+      name: "the CAs every caBundle holds, each once",
+      configs: [
+        { webhooks: [webhook("a", both), webhook("b", caBundleOf(`${pem("OLD")}\n${pem("NEW")}\n`))] },
+        { webhooks: [webhook("c", both)] },
+      ],
+      want: [pem("NEW"), pem("OLD")],
+    },
+    {
+      name: "not a CA one configuration's caBundle lacks (its publish failed)",
+      configs: [{ webhooks: [webhook("a", both)] }, { webhooks: [webhook("c", caBundleOf(pem("OLD")))] }],
+      want: [pem("OLD")],
+    },
+    {
+      name: "none when a webhook of ours has no caBundle",
+      configs: [{ webhooks: [webhook("a", both), webhook("b")] }],
+      want: [],
+    },
+    {
+      name: "blind to URL webhooks and missing configurations",
+      configs: [
+        { webhooks: [webhook("a", both), { name: "u", clientConfig: { url: "https://x", caBundle: "" } }] },
+        undefined,
+      ],
+      want: [pem("NEW"), pem("OLD")],
+    },
+    { name: "none without a webhook of ours", configs: [undefined, { webhooks: [] }], want: [] },
+  ])("gives $name", ({ configs, want }) => {
+    expect(trustedByEveryWebhook(configs)).toEqual(want);
   });
 });
 

@@ -78,19 +78,33 @@ export async function readWebhookConfigurations(
   return read;
 }
 
-/** The PEM certificates the caBundles of our (Service-backed) webhooks trust now, each once. */
-export function publishedCas(configs: readonly (WebhookConfigurationLike | undefined)[]): string[] {
+/** The caBundle of each of our (Service-backed) webhooks in `configs`, each once ("" for none). */
+function caBundlesOf(configs: readonly (WebhookConfigurationLike | undefined)[]): string[] {
   const bundles = configs.flatMap((config) =>
     (config?.webhooks ?? []).flatMap((w) =>
-      w.clientConfig.service !== undefined && w.clientConfig.caBundle ? [w.clientConfig.caBundle] : [],
+      w.clientConfig.service !== undefined ? [w.clientConfig.caBundle ?? ""] : [],
     ),
   );
-  const pems = new Set(
-    [...new Set(bundles)].flatMap((bundle) =>
-      splitCertificates(Buffer.from(bundle, "base64").toString("utf8")),
-    ),
-  );
-  return [...pems];
+  return [...new Set(bundles)];
+}
+
+const pemsOf = (caBundle: string) => splitCertificates(Buffer.from(caBundle, "base64").toString("utf8"));
+
+/** The PEM certificates the caBundle of any of our (Service-backed) webhooks trusts now, each once. */
+export function publishedCas(configs: readonly (WebhookConfigurationLike | undefined)[]): string[] {
+  return [...new Set(caBundlesOf(configs).flatMap(pemsOf))];
+}
+
+/**
+ * The PEM certificates the caBundle of every one of our (Service-backed) webhooks trusts now: only a CA
+ * among them may be served from, as the API server checks a webhook's serving certificate against that
+ * webhook's caBundle. A caBundle applied to one configuration and not yet (or not at all) to the other
+ * trusts a new CA only there, so it is not among them. Compared as written (every replica writes them in
+ * one form); none when there is no such webhook.
+ */
+export function trustedByEveryWebhook(configs: readonly (WebhookConfigurationLike | undefined)[]): string[] {
+  const [first, ...others] = caBundlesOf(configs).map(pemsOf);
+  return [...new Set(first)].filter((pem) => others.every((pems) => pems.includes(pem)));
 }
 
 /**
@@ -135,10 +149,11 @@ export async function reconcileCaBundles(
 /** What the caBundle reconcile needs of the certificate manager (certs/manager.ts). */
 export interface CaBundleSource {
   /**
-   * Re-reads the shared CA (switching to a replaced one only if `published` trusts it) and records
-   * `published` as replaced; true when `caBundlePem` is current.
+   * Re-reads the shared CA and records the `published` CAs (those any of our webhooks trusts) as replaced;
+   * switches to a replaced CA if `trusted` (the CAs every one of our webhooks trusts) holds it. True when
+   * `caBundlePem` is current.
    */
-  refresh(published?: readonly string[]): Promise<boolean>;
+  refresh(published?: readonly string[], trusted?: readonly string[]): Promise<boolean>;
   caBundlePem(): string | undefined;
   /** The caBundle `pem` is published: a replaced CA it holds may be served from now. */
   bundlePublished(pem: string): void;
@@ -147,10 +162,11 @@ export interface CaBundleSource {
 /**
  * One caBundle reconcile of a replica. Reads our configurations; lets the manager re-read the shared CA and
  * record, as replaced, every CA the configurations trust that is no longer the current one (a replica started
- * after a switch learns of the previous CA only there); then publishes the manager's bundle where it differs,
- * and only once that succeeded tells the manager, which then switches to a replaced CA the bundle holds: so a
- * replica never serves from a CA the API server does not trust yet. If the publish fails, it keeps serving
- * from the CA it has, and the next reconcile tries again.
+ * after a switch learns of the previous CA only there), and switch at once to a replaced CA the caBundle of
+ * every one of our webhooks holds already (another replica published it); then publishes the manager's
+ * bundle where it differs, and only once that succeeded in both configurations tells the manager, which then
+ * switches to a replaced CA the bundle holds: so a replica never serves from a CA the API server does not
+ * trust yet. If the publish fails, it keeps serving from the CA it has, and the next reconcile tries again.
  * Safe from every replica: the bundle is computed from the shared CA Secret, so they converge on one value;
  * a replica that could not read the Secret publishes nothing (`skipped`) rather than what it read before.
  * The manager re-reads the CA even when the configurations cannot be read; the read error is thrown after.
@@ -165,7 +181,8 @@ export async function publishCaBundle(
   try {
     read = await readWebhookConfigurations(api, refs);
   } finally {
-    current = await source.refresh(publishedCas((read ?? []).map((r) => r.config)));
+    const configs = (read ?? []).map((r) => r.config);
+    current = await source.refresh(publishedCas(configs), trustedByEveryWebhook(configs));
   }
   const pem = source.caBundlePem();
   if (!current || pem === undefined) return refs.map((ref) => ({ ref, outcome: "skipped" as const }));

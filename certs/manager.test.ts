@@ -314,7 +314,8 @@ describe("certificate manager", () => {
     const current = late.caPem();
     expect(cas(late.caBundlePem())).toEqual([fingerprint(current), fingerprint(previous)]);
     // `late` publishes its bundle; `early` reads it in the configurations at its resync.
-    await early.refresh(splitCertificates(late.caBundlePem() ?? ""));
+    const bundle = splitCertificates(late.caBundlePem() ?? "");
+    await early.refresh(bundle, bundle);
     expect(early.caPem()).toBe(current);
     expect(early.caBundlePem()).toBe(late.caBundlePem());
   });
@@ -439,20 +440,20 @@ describe("certificate manager", () => {
 
 /**
  * Our two webhook configurations as the API server holds them, each with one Service-backed webhook, for
- * `publishCaBundle`. `failApplies` makes every apply fail; `events` tells what happened in order: each apply,
- * and each serving certificate of a `watch`ed replica, with the CA it comes from.
+ * `publishCaBundle`. `failApplies` makes every apply fail, or those to one kind; `events` tells what happened
+ * in order: each apply, and each serving certificate of a `watch`ed replica, with the CA it comes from.
  */
 function webhookApi() {
   const caBundles = new Map<string, string | undefined>();
   const events: string[] = [];
-  let failApplies = false;
+  let failApplies: boolean | WebhookConfigurationRef["kind"] = false;
   const api = {
     async read(object: KubernetesObject) {
       const caBundle = caBundles.get(object.kind ?? "");
       return { webhooks: [{ name: "w", clientConfig: { service: { name: "napwake-webhook" }, caBundle } }] };
     },
     async patch(object: KubernetesObject) {
-      if (failApplies) {
+      if (failApplies === true || failApplies === object.kind) {
         events.push(`${object.kind} apply failed`);
         throw Object.assign(new Error("etcd timeout"), { code: 504 });
       }
@@ -475,7 +476,7 @@ function webhookApi() {
     trustedPems,
     /** The fingerprints of the CAs both configurations trust. */
     trusted: () => trustedPems().map(fingerprint),
-    failApplies: (fail: boolean) => {
+    failApplies: (fail: boolean | WebhookConfigurationRef["kind"]) => {
       failApplies = fail;
     },
     /** Makes `m` note in `events` each serving certificate it issues, with the CA it comes from. */
@@ -557,16 +558,53 @@ describe("certificate manager switching to a replaced CA", () => {
     expect(servesFrom(m, replaced)).toBe(true);
   });
 
+  it("keeps the previous CA while the caBundle with the replaced one reached one configuration only", async () => {
+    const { m, web, previous, replaced } = await replicaAfterReplacement();
+    web.failApplies("ValidatingWebhookConfiguration");
+    await expect(publishCaBundle(web.api, webhookRefs, m)).rejects.toThrow("etcd timeout");
+    // Its next reconcile reads the mutating webhook trusting both CAs, the validating one the previous only.
+    web.failApplies(true);
+    await expect(publishCaBundle(web.api, webhookRefs, m)).rejects.toThrow("etcd timeout");
+    expect(servesFrom(m, previous)).toBe(true);
+    web.failApplies(false);
+    await publishCaBundle(web.api, webhookRefs, m);
+    expect(web.events).toEqual([
+      "MutatingWebhookConfiguration applied",
+      "ValidatingWebhookConfiguration apply failed",
+      "ValidatingWebhookConfiguration apply failed",
+      "ValidatingWebhookConfiguration applied",
+      "serving from replaced",
+    ]);
+    expect(servesFrom(m, replaced)).toBe(true);
+  });
+
+  it("switches to the CA it read before when every webhook trusts it, though the Secret cannot be read now", async () => {
+    const { memory, clock, m, web, previous, replaced } = await replicaAfterReplacement();
+    web.failApplies(true);
+    await expect(publishCaBundle(web.api, webhookRefs, m)).rejects.toThrow("etcd timeout");
+    web.failApplies(false);
+    const other = manager(memory.store, clock);
+    await other.start();
+    await publishCaBundle(web.api, webhookRefs, other);
+    expect(web.trusted()).toEqual([fingerprint(replaced), fingerprint(previous)]);
+    memory.failReads(true);
+    web.events.length = 0;
+    const results = await publishCaBundle(web.api, webhookRefs, m);
+    expect(results.map((r) => r.outcome)).toEqual(["skipped", "skipped"]);
+    expect(web.events).toEqual(["serving from replaced"]);
+    expect(servesFrom(m, replaced)).toBe(true);
+  });
+
   it("switches at its resync, before publishing, when another replica published the caBundle that trusts the replaced CA", async () => {
     const { memory, clock, m, web, previous, replaced } = await replicaAfterReplacement();
     // What its caBundle reconcile passes: the CAs the configurations trust, the previous one only.
-    await m.refresh(web.trustedPems());
+    await m.refresh(web.trustedPems(), web.trustedPems());
     expect(servesFrom(m, previous)).toBe(true);
     const other = manager(memory.store, clock);
     await other.start();
     await publishCaBundle(web.api, webhookRefs, other);
     web.events.length = 0;
-    await m.refresh(web.trustedPems());
+    await m.refresh(web.trustedPems(), web.trustedPems());
     expect(web.events).toEqual(["serving from replaced"]);
     expect(servesFrom(m, replaced)).toBe(true);
   });

@@ -133,22 +133,23 @@ export interface CertificateManager {
   renewsAt(): Date | undefined;
   /**
    * Re-reads the shared CA. When it was replaced (by another replica, or by this one creating a new CA after
-   * the Secret was deleted), the replica switches to it only where `decideCaSwitch` allows: if `published`
-   * holds it already (another replica published it), at once; otherwise it keeps serving from its CA, which
-   * the published caBundle trusts, until `bundlePublished` says the caBundle holding the new one (which
-   * `caBundlePem` gives from now on) is published; or at once if its CA has expired. A switch issues a serving
-   * certificate from the new CA and tells the subscribers. An unreadable Secret changes nothing.
+   * the Secret was deleted), the replica switches to it only where `decideCaSwitch` allows: if `trusted` (the
+   * CAs the caBundle of every one of our webhooks holds) holds it already (another replica published it), at
+   * once; otherwise it keeps serving from its CA, which the published caBundle trusts, until `bundlePublished`
+   * says the caBundle holding the new one (which `caBundlePem` gives from now on) is published; or at once if
+   * its CA has expired. A switch issues a serving certificate from the new CA and tells the subscribers. An
+   * unreadable Secret changes nothing but that: the CA last read is switched to where `trusted` holds it.
    *
    * Every CA this replica knows was trusted and is no longer the current one is recorded in the Secret as
    * replaced, with a deadline, unless it is recorded already: the CA it served from, and the CAs in
-   * `published` (the PEM certificates our webhook configurations trust now, which a replica started after
-   * the switch knows of only from there).
+   * `published` (the PEM certificates the caBundle of any of our webhooks trusts now, which a replica started
+   * after the switch knows of only from there).
    *
    * Resolves true when it read the Secret, so `caBundlePem` is current; false when it did not (the Secret
    * could not be read, or the manager is not started): the caBundle it has then may lack a CA another replica
    * switched to, and must not be published.
    */
-  refresh(published?: readonly string[]): Promise<boolean>;
+  refresh(published?: readonly string[], trusted?: readonly string[]): Promise<boolean>;
   /**
    * Says that the caBundle `pem` (as `caBundlePem` gave it) is now what our webhook configurations trust: a
    * replica waiting for the shared CA to be published switches to it if `pem` holds it.
@@ -407,19 +408,18 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     caBundlePem: () =>
       shared ? trustBundle(shared.authority.pair.certPem, shared.retired, now()) : undefined,
     renewsAt: () => renewAt,
-    async refresh(published = []) {
+    async refresh(published = [], trusted = []) {
       if (stopped || !ca) return false;
+      let read = true;
       try {
         await loadCa(published);
       } catch (error) {
-        logger.warn(
-          { err: error },
-          "certificates: could not re-read the CA Secret; keeping the current CA, publishing no caBundle",
-        );
-        return false;
+        logger.warn({ err: error }, "certificates: could not re-read the CA Secret; publishing no caBundle");
+        read = false;
       }
-      follow(published);
-      return true;
+      // A CA every webhook trusts is safe to serve from even when the Secret was not read just now.
+      follow(trusted);
+      return read;
     },
     bundlePublished(pem) {
       follow(splitCertificates(pem));

@@ -1,6 +1,11 @@
 import { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";
-import type { KubernetesObject, KubernetesObjectApi, V1Deployment } from "@kubernetes/client-node";
+import {
+  ApiException,
+  type KubernetesObject,
+  type KubernetesObjectApi,
+  type V1Deployment,
+} from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retiredCasAnnotation } from "../../api/keys.ts";
@@ -411,6 +416,23 @@ describe("certificate manager on the real API server", () => {
       return created.metadata?.annotations?.["napwake.dev/managed-by"] === "the-owner" ? true : undefined;
     };
     await eventually("the API server calls the replica's webhooks", stamped);
+    /** Whether the API server got the validating webhook's refusal of a malformed annotation (it fails open). */
+    const refused = async () => {
+      const body = ownedDeployment(`bad-${attempt++}`);
+      body.metadata = { ...body.metadata, annotations: { "napwake.dev/paused-from": "zero" } };
+      try {
+        await clients.apps.createNamespacedDeployment({ namespace: workloads, body });
+        return false;
+      } catch (error) {
+        if (error instanceof ApiException && String(error.body).includes("workloads.validate.napwake.dev")) {
+          return true;
+        }
+        throw error;
+      }
+    };
+    await eventually("the API server calls the replica's validating webhook", async () =>
+      (await refused()) ? true : undefined,
+    );
     const served = (caPem: string) => servedCertificate(port, namespace, caPem, service);
 
     // The CA replaced as the docs say (the Secret deleted): the replica creates the new CA at its next resync,
@@ -433,6 +455,18 @@ describe("certificate manager on the real API server", () => {
     expect((await served(previous)).checkIssued(new X509Certificate(previous))).toBe(true);
     expect(await stamped()).toBe(true);
 
+    // A publish that reaches the mutating configuration only, then one that fails: the validating webhook
+    // trusts the previous CA alone, so the replica keeps it, and the API server keeps calling both webhooks.
+    const validatingFails = withApplies(clients.objects, async (object, real) => {
+      if (object.kind === "ValidatingWebhookConfiguration") throw new Error("the API server timed out");
+      return real();
+    });
+    await expect(publishCaBundle(validatingFails, own, replica)).rejects.toThrow("the API server timed out");
+    await expect(publishCaBundle(failing, own, replica)).rejects.toThrow("the API server timed out");
+    expect(replica.caPem()).toBe(previous);
+    expect(await refused()).toBe(true);
+    expect(await stamped()).toBe(true);
+
     // The next publish succeeds: the replica switches once both configurations trust the new CA, not before.
     const landed: { trusts: string[]; servingFrom: string }[] = [];
     const recording = withApplies(clients.objects, async (object, real) => {
@@ -448,16 +482,16 @@ describe("certificate manager on the real API server", () => {
     const unsubscribe = replica.subscribe(() => {
       landedAtSwitch ??= landed.length;
     });
-    expect(outcomes(await publishCaBundle(recording, own, replica))).toEqual(["updated", "updated"]);
+    expect(outcomes(await publishCaBundle(recording, own, replica))).toEqual(["unchanged", "updated"]);
     unsubscribe();
     expect(landed).toEqual([
       { trusts: [fingerprint(replaced), fingerprint(previous)], servingFrom: fingerprint(previous) },
-      { trusts: [fingerprint(replaced), fingerprint(previous)], servingFrom: fingerprint(previous) },
     ]);
-    expect(landedAtSwitch).toBe(2);
+    expect(landedAtSwitch).toBe(1);
     expect(await published(name)).toEqual([fingerprint(replaced), fingerprint(previous)]);
     expect(replica.caPem()).toBe(replaced);
     expect((await served(replaced)).checkIssued(new X509Certificate(replaced))).toBe(true);
     await eventually("the API server calls the replica through its certificate from the new CA", stamped);
+    expect(await refused()).toBe(true);
   });
 });
