@@ -48,6 +48,17 @@ recommender:
     });
   });
 
+  it("reads the kube-state-metrics replica gauges a new forecast's history tells a pause by", () => {
+    const c = parse(
+      "promql: { metrics: { deploymentReplicas: ksm_deploy_replicas, statefulSetReplicas: ksm_sts } }",
+    );
+    expect(c.usage.promql.metrics).toMatchObject({
+      deploymentReplicas: "ksm_deploy_replicas",
+      statefulSetReplicas: "ksm_sts",
+      cpuUsage: defaultUsageSourceConfig.promql.metrics.cpuUsage,
+    });
+  });
+
   it.each([
     { text: "promql: [1, 2]", message: /rightsizing.yaml: promql must be a mapping/ },
     {

@@ -6,7 +6,8 @@
  * settings out, or a ConfigError that names the key and the fix.
  *
  *   promql:
- *     metrics: { cpuUsage: container_cpu_usage_seconds_total, memoryWorkingSet: ..., restarts: ... }
+ *     metrics: { cpuUsage: container_cpu_usage_seconds_total, memoryWorkingSet: ..., restarts: ...,
+ *                deploymentReplicas: kube_deployment_spec_replicas, statefulSetReplicas: ... }
  *     labels: { namespace: namespace, pod: pod, container: container }
  *     cadvisorMatchers: ['job="kubelet"']
  *     kubeStateMatchers: []
@@ -53,7 +54,11 @@ function promql(value: unknown, where: string): PromQLConfig {
   const p = object(value, where);
   only(p, ["metrics", "labels", "cadvisorMatchers", "kubeStateMatchers", "scrapeInterval"], where);
   const metrics = p.metrics === undefined ? {} : object(p.metrics, `${where}.metrics`);
-  only(metrics, ["cpuUsage", "memoryWorkingSet", "restarts"], `${where}.metrics`);
+  only(
+    metrics,
+    ["cpuUsage", "memoryWorkingSet", "restarts", "deploymentReplicas", "statefulSetReplicas"],
+    `${where}.metrics`,
+  );
   const labels = p.labels === undefined ? {} : object(p.labels, `${where}.labels`);
   only(labels, ["namespace", "pod", "container"], `${where}.labels`);
   const names = (o: Raw, what: string) =>

@@ -21,6 +21,9 @@ export type PromQLConfig = {
     readonly memoryWorkingSet: string;
     /** Counter of container restarts (kube-state-metrics). */
     readonly restarts: string;
+    /** Gauges of the replicas a Deployment and a StatefulSet ask for (kube-state-metrics). */
+    readonly deploymentReplicas: string;
+    readonly statefulSetReplicas: string;
     readonly oom: OomSource;
   };
   readonly labels: { readonly namespace: string; readonly pod: string; readonly container: string };
@@ -39,6 +42,8 @@ export const defaultPromQLConfig: PromQLConfig = {
     cpuUsage: "container_cpu_usage_seconds_total",
     memoryWorkingSet: "container_memory_working_set_bytes",
     restarts: "kube_pod_container_status_restarts_total",
+    deploymentReplicas: "kube_deployment_spec_replicas",
+    statefulSetReplicas: "kube_statefulset_replicas",
     oom: { kind: "last-terminated-reason", metric: "kube_pod_container_status_last_terminated_reason" },
   },
   labels: { namespace: "namespace", pod: "pod", container: "container" },
@@ -101,6 +106,29 @@ function selector(scope: QueryScope, config: PromQLConfig, extra: readonly strin
   if (config.cluster) matchers.push(`${config.cluster.label}="${escapeString(config.cluster.value)}"`);
   matchers.push(...extra);
   return `{${matchers.join(",")}}`;
+}
+
+/**
+ * The replicas a workload asked for over time, as kube-state-metrics exports them (labelled `deployment` or
+ * `statefulset`): the highest, should two exporters report it.
+ */
+export function replicasQuery(
+  kind: "Deployment" | "StatefulSet",
+  namespace: string,
+  name: string,
+  config: PromQLConfig,
+): string {
+  const [metric, label] =
+    kind === "Deployment"
+      ? [config.metrics.deploymentReplicas, "deployment"]
+      : [config.metrics.statefulSetReplicas, "statefulset"];
+  const matchers = [
+    `${config.labels.namespace}="${escapeString(namespace)}"`,
+    `${label}="${escapeString(name)}"`,
+  ];
+  if (config.cluster) matchers.push(`${config.cluster.label}="${escapeString(config.cluster.value)}"`);
+  matchers.push(...config.kubeStateMatchers);
+  return `max(${metric}{${matchers.join(",")}})`;
 }
 
 const byContainer = (config: PromQLConfig): string =>

@@ -37,7 +37,7 @@ function prometheus(answer: (query: string) => Awaited<ReturnType<PrometheusClie
 }
 
 describe("reading a workload's activity history", () => {
-  it("asks for the CPU and each activity query over the slots, in 5-minute steps within them", async () => {
+  it("asks for the CPU, the replicas and each activity query over the slots, in 5-minute steps within them", async () => {
     const { client, calls } = prometheus(() => ({ ok: true, value: [], warnings: [] }));
     const reader = activityHistoryReader({ prometheus: client, promql: defaultPromQLConfig });
     const points = await reader.read(workload, from, from + 4);
@@ -50,7 +50,13 @@ describe("reading a workload's activity history", () => {
         end: (from + 4) * SLOT_MS,
         stepMs: 300_000,
       },
-      // A query is read as the clock reads it, at instants within the slots.
+      // Gauges are read at instants within the slots: the replicas asked for, then each activity query.
+      {
+        query: 'max(kube_deployment_spec_replicas{namespace="shop",deployment="web"})',
+        start: from * SLOT_MS,
+        end: (from + 4) * SLOT_MS - 300_000,
+        stepMs: 300_000,
+      },
       {
         query: "sum(queue_depth)",
         start: from * SLOT_MS,

@@ -72,6 +72,7 @@ export function activityHistoryReader(deps: {
     async read(mw, fromSlot, toSlot) {
       const queries = historyQueries(mw, deps.promql);
       const cpu = await range(queries.cpu, historyRange(fromSlot, toSlot, "step-ends"));
+      const replicas = await range(queries.replicas, historyRange(fromSlot, toSlot, "step-starts"));
       const activity = [];
       for (const query of queries.activity) {
         activity.push({
@@ -79,7 +80,7 @@ export function activityHistoryReader(deps: {
           series: await range(query.query, historyRange(fromSlot, toSlot, "step-starts")),
         });
       }
-      return historyPoints({ cpu, activity }, cpuThresholdCores(mw), fromSlot, toSlot);
+      return historyPoints({ cpu, replicas, activity }, cpuThresholdCores(mw), fromSlot, toSlot);
     },
   };
 }

@@ -58,11 +58,21 @@ describe("the activity history queries", () => {
     expect(queries.cpu).toContain('pod=~"web-[a-z0-9]{1,10}-[a-z0-9]{5}"');
     expect(queries.cpu).toContain('cluster="eu-1"');
     expect(queries.activity).toEqual([busy]);
+    expect(queries.replicas).toBe(
+      'max(kube_deployment_spec_replicas{namespace="shop",deployment="web",cluster="eu-1"})',
+    );
+  });
+
+  it("reads a StatefulSet's replicas from its own gauge, with the cluster's extra kube-state-metrics matchers", () => {
+    const promql = { ...defaultPromQLConfig, kubeStateMatchers: ['job="kube-state-metrics"'] };
+    expect(historyQueries(mw("StatefulSet", "db"), promql).replicas).toBe(
+      'max(kube_statefulset_replicas{namespace="shop",statefulset="db",job="kube-state-metrics"})',
+    );
   });
 });
 
 describe("the slots an activity history makes", () => {
-  const none: HistoryAnswers = { cpu: [], activity: [] };
+  const none: HistoryAnswers = { cpu: [], replicas: [], activity: [] };
   const values = (answers: HistoryAnswers, count = 4) =>
     historyPoints(answers, 0.05, from, from + count).map((p) => p.value);
 
@@ -95,17 +105,21 @@ describe("the slots an activity history makes", () => {
     { what: "nothing is known without any answer", answers: none, want: [null, null, null, null] },
     {
       what: "an activity query above its threshold is activity, and only its samples are known",
-      answers: { cpu: [], activity: [{ query: busy, series: series([1, 11], [2, 10]) }] },
+      answers: { ...none, activity: [{ query: busy, series: series([1, 11], [2, 10]) }] },
       want: [null, 1, 0, null],
     },
     {
       what: "a query active Below its threshold counts as the clock counts it",
-      answers: { cpu: [], activity: [{ query: quietBelow, series: series([0, 0.2], [1, 0.9]) }] },
+      answers: { ...none, activity: [{ query: quietBelow, series: series([0, 0.2], [1, 0.9]) }] },
       want: [1, 0, null, null],
     },
     {
       what: "either source active makes the slot active",
-      answers: { cpu: series([0, 0.01], [1, 0.01]), activity: [{ query: busy, series: series([1, 50]) }] },
+      answers: {
+        ...none,
+        cpu: series([0, 0.01], [1, 0.01]),
+        activity: [{ query: busy, series: series([1, 50]) }],
+      },
       want: [0, 1, null, null],
     },
     {
@@ -129,7 +143,7 @@ describe("the slots an activity history makes", () => {
     {
       what: "a query with several series is read at each step from the first that has a value then",
       answers: {
-        cpu: [],
+        ...none,
         activity: [
           {
             query: busy,
@@ -150,6 +164,21 @@ describe("the slots an activity history makes", () => {
       want: [1, 0, 1, null],
     },
     {
+      what: "with replica counts, a stretch without pods at 0 replicas is idle",
+      answers: { ...none, cpu: series([0, 0.2], [3, 0.2]), replicas: series([0, 2], [1, 0], [2, 0], [3, 2]) },
+      want: [1, 0, 0, 1],
+    },
+    {
+      what: "with replica counts, a stretch with replicas and no CPU (not scraped, Prometheus down) is unknown",
+      answers: { ...none, cpu: series([0, 0.2], [3, 0.2]), replicas: series([0, 2], [1, 2], [2, 0], [3, 2]) },
+      want: [1, null, 0, 1],
+    },
+    {
+      what: "with replica counts, a workload at 0 replicas before its first CPU sample is idle, not unknown",
+      answers: { ...none, cpu: series([2, 0.2]), replicas: series([0, 0], [1, 0], [2, 1]) },
+      want: [0, 0, 1, null],
+    },
+    {
       what: "samples outside the range are left out",
       answers: { ...none, cpu: series([-1, 0.3], [4, 0.3]) },
       want: [0, 0, 0, 0],
@@ -159,9 +188,8 @@ describe("the slots an activity history makes", () => {
   });
 
   it("numbers the slots from the first one asked for", () => {
-    expect(historyPoints({ cpu: [], activity: [] }, 0.05, from, from + 2).map((p) => p.slot)).toEqual([
-      from,
-      from + 1,
-    ]);
+    expect(
+      historyPoints({ cpu: [], replicas: [], activity: [] }, 0.05, from, from + 2).map((p) => p.slot),
+    ).toEqual([from, from + 1]);
   });
 });

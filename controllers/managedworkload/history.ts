@@ -7,7 +7,7 @@
 import type { ActivityQuery, ManagedWorkload } from "../../api/managedworkload.ts";
 import { type GridPoint, slotOf } from "../../forecast/index.ts";
 import type { RangeSeries } from "../../rightsizing/prometheus-client.ts";
-import { escapeRegex, type PromQLConfig, usageQuery } from "../../rightsizing/promql.ts";
+import { escapeRegex, type PromQLConfig, replicasQuery, usageQuery } from "../../rightsizing/promql.ts";
 import { isQueryActive } from "./activity-rules.ts";
 
 /**
@@ -21,6 +21,8 @@ export const HISTORY_STEP_MS = 5 * 60_000;
 export type HistoryQueries = {
   /** The workload's total pod CPU, in cores. */
   cpu: string;
+  /** The replicas it asked for (kube-state-metrics): tells a workload scaled to zero from one not watched. */
+  replicas: string;
   activity: readonly ActivityQuery[];
 };
 
@@ -40,12 +42,15 @@ export function historyQueries(mw: ManagedWorkload, promql: PromQLConfig): Histo
   const scope = { namespaces: [mw.metadata.namespace], workloads: [name], podRegex: podRegexOf(kind, name) };
   return {
     cpu: `sum(${usageQuery("cpu", scope, HISTORY_STEP_MS, promql)})`,
+    replicas: replicasQuery(kind, mw.metadata.namespace, name, promql),
     activity: mw.spec.idle?.activityQueries ?? [],
   };
 }
 
 export type HistoryAnswers = {
   cpu: readonly RangeSeries[];
+  /** Read at the steps' starts, like the activity queries; empty without kube-state-metrics. */
+  replicas: readonly RangeSeries[];
   /** Per activity query, in the order of `HistoryQueries.activity`. */
   activity: readonly { query: ActivityQuery; series: readonly RangeSeries[] }[];
 };
@@ -54,10 +59,12 @@ export type HistoryAnswers = {
  * The slots `fromSlot` (included) to `toSlot` (excluded) as the engine learns them: 1 where the workload was
  * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known.
  * A CPU sample at t is a rate over the step up to t, so it belongs to the slot of the instant before t (the
- * reader asks for samples at the ends of the steps). CPU counts from its first sample to its last: a workload
- * without pods in between was scaled to zero, so idle. Before the first (Prometheus' retention, a workload
- * created since) and after the last (samples not yet written) only the activity queries tell; a slot none of
- * them answered either is a gap. An activity query is read at each step as the clock reads it at an instant:
+ * reader asks for samples at the ends of the steps). Where kube-state-metrics gives the replicas asked for, a
+ * step at 0 replicas is idle and a step with replicas but no CPU sample (not scraped, Prometheus down) is not
+ * known. Without it, CPU counts from its first sample to its last: a workload without pods in between was
+ * taken as scaled to zero, so idle. Before the first (Prometheus' retention, a workload created since) and
+ * after the last (samples not yet written) only the activity queries tell; a slot none of them answered
+ * either is a gap. An activity query is read at each step as the clock reads it at an instant:
  * its first series that has a value then.
  */
 export function historyPoints(
@@ -80,7 +87,9 @@ export function historyPoints(
     series.points.map(([t, cores]) => [t - 1, cores] as const),
   );
   const cpuTimes = cpuPoints.map(([t]) => t);
-  if (cpuTimes.length > 0) {
+  const replicaPoints = answers.replicas.flatMap((series) => series.points);
+  for (const [atMs, replicas] of replicaPoints) if (replicas === 0) mark(atMs, false);
+  if (cpuTimes.length > 0 && replicaPoints.length === 0) {
     const first = Math.max(0, slotOf(Math.min(...cpuTimes)) - fromSlot);
     known.fill(1, first, Math.max(first, slotOf(Math.max(...cpuTimes)) - fromSlot + 1));
   }
