@@ -164,9 +164,9 @@ describe("the slots an activity history makes", () => {
       want: [1, 0, 1, null],
     },
     {
-      what: "with replica counts, a stretch without pods at 0 replicas is idle",
-      answers: { ...none, cpu: series([0, 0.2], [3, 0.2]), replicas: series([0, 2], [1, 0], [2, 0], [3, 2]) },
-      want: [1, 0, 0, 1],
+      what: "with replica counts, a stretch at 0 replicas after the last CPU sample is idle",
+      answers: { ...none, cpu: series([0, 0.2]), replicas: series([0, 2], [1, 0], [2, 0]) },
+      want: [1, 0, 0, null],
     },
     {
       what: "with replica counts, a stretch with replicas and no CPU (not scraped, Prometheus down) is unknown",
@@ -179,12 +179,45 @@ describe("the slots an activity history makes", () => {
       want: [0, 0, 1, null],
     },
     {
+      what: "with replica counts, a workload at 0 replicas all along, with no CPU, is idle",
+      answers: { ...none, replicas: series([0, 0], [1, 0], [2, 0], [3, 0]) },
+      want: [0, 0, 0, 0],
+    },
+    {
+      what: "replica counts of a workload whose pods the CPU query never found are left out (only its queries tell)",
+      answers: {
+        ...none,
+        replicas: series([0, 2], [1, 0], [2, 2], [3, 0]),
+        activity: [{ query: busy, series: series([2, 11]) }],
+      },
+      want: [null, null, 1, null],
+    },
+    {
       what: "samples outside the range are left out",
       answers: { ...none, cpu: series([-1, 0.3], [4, 0.3]) },
       want: [0, 0, 0, 0],
     },
   ])("$what", ({ answers, want }) => {
     expect(values(answers)).toEqual(want);
+  });
+
+  // Replica counts as the reader asks for them, at the steps' starts.
+  const replicasAt = (...points: [slot: number, value: number][]) => [
+    { metric: {}, points: points.map(([slot, value]) => [at(slot, 0), value] as const) },
+  ];
+
+  it("before kube-state-metrics' first sample (installed since), CPU counts from its first sample as without it", () => {
+    const answers = {
+      ...none,
+      cpu: series([0, 0.2], [4, 0.2]),
+      replicas: replicasAt([3, 2], [4, 2], [5, 2]),
+    };
+    expect(values(answers, 6)).toEqual([1, 0, 0, null, 1, null]);
+  });
+
+  it("after kube-state-metrics' last sample (removed), CPU counts to its last sample as without it", () => {
+    const answers = { ...none, cpu: series([0, 0.2], [4, 0.2]), replicas: replicasAt([0, 2], [1, 0]) };
+    expect(values(answers, 6)).toEqual([1, 0, 0, 0, 1, null]);
   });
 
   it("numbers the slots from the first one asked for", () => {

@@ -59,13 +59,15 @@ export type HistoryAnswers = {
  * The slots `fromSlot` (included) to `toSlot` (excluded) as the engine learns them: 1 where the workload was
  * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known.
  * A CPU sample at t is a rate over the step up to t, so it belongs to the slot of the instant before t (the
- * reader asks for samples at the ends of the steps). Where kube-state-metrics gives the replicas asked for, a
- * step at 0 replicas is idle and a step with replicas but no CPU sample (not scraped, Prometheus down) is not
- * known. Without it, CPU counts from its first sample to its last: a workload without pods in between was
- * taken as scaled to zero, so idle. Before the first (Prometheus' retention, a workload created since) and
- * after the last (samples not yet written) only the activity queries tell; a slot none of them answered
- * either is a gap. An activity query is read at each step as the clock reads it at an instant:
- * its first series that has a value then.
+ * reader asks for samples at the ends of the steps). Where kube-state-metrics gives the replicas asked for (read
+ * at the steps' starts), a step at 0 replicas is idle and a step with replicas but no CPU sample (not scraped,
+ * Prometheus down) is not known. Outside the stretch its samples cover (kube-state-metrics installed since),
+ * CPU counts from its first sample to its last: a workload without pods in between was taken as scaled to
+ * zero, so idle. Replicas are not used for a workload that asked for pods the CPU query never found. Before
+ * the first CPU sample (Prometheus' retention, a workload created since) and after the last (samples not yet
+ * written) only the replicas and the activity queries tell; a slot none of them answered is a gap. An
+ * activity query is read at each step as the clock reads it at an instant: its first series that has a value
+ * then.
  */
 export function historyPoints(
   answers: HistoryAnswers,
@@ -87,11 +89,30 @@ export function historyPoints(
     series.points.map(([t, cores]) => [t - 1, cores] as const),
   );
   const cpuTimes = cpuPoints.map(([t]) => t);
-  const replicaPoints = answers.replicas.flatMap((series) => series.points);
+  const allReplicaPoints = answers.replicas.flatMap((series) => series.points);
+  // A workload that asked for pods the CPU query never found (pods named otherwise, no cAdvisor metric) would
+  // show only its paused steps, as idle, and its awake ones as gaps: a history never active. Left out.
+  const podsFound = cpuTimes.length > 0 || allReplicaPoints.every(([, replicas]) => replicas === 0);
+  const replicaPoints = podsFound ? allReplicaPoints : [];
   for (const [atMs, replicas] of replicaPoints) if (replicas === 0) mark(atMs, false);
-  if (cpuTimes.length > 0 && replicaPoints.length === 0) {
-    const first = Math.max(0, slotOf(Math.min(...cpuTimes)) - fromSlot);
-    known.fill(1, first, Math.max(first, slotOf(Math.max(...cpuTimes)) - fromSlot + 1));
+  /** Marks the slots of the CPU steps between `firstMs` and `lastMs` (rate times, both included) as watched. */
+  const watched = (firstMs: number, lastMs: number) => {
+    if (firstMs > lastMs) return;
+    const first = Math.max(0, slotOf(firstMs) - fromSlot);
+    known.fill(1, first, Math.max(first, slotOf(lastMs) - fromSlot + 1));
+  };
+  if (cpuTimes.length > 0) {
+    const [firstCpu, lastCpu] = [Math.min(...cpuTimes), Math.max(...cpuTimes)];
+    if (replicaPoints.length === 0) {
+      watched(firstCpu, lastCpu);
+    } else {
+      // The replicas tell only the steps they cover (kube-state-metrics installed since, or removed): the steps
+      // before their first sample and after their last are known from the CPU as without them. Between, a step
+      // with neither (Prometheus or kube-state-metrics down) is a gap.
+      const replicaTimes = replicaPoints.map(([t]) => t);
+      watched(firstCpu, Math.min(lastCpu, Math.min(...replicaTimes) - 1));
+      watched(Math.max(firstCpu, Math.max(...replicaTimes) + HISTORY_STEP_MS), lastCpu);
+    }
   }
   for (const [atMs, cores] of cpuPoints) mark(atMs, cores >= cpuThresholdCores);
   for (const { query, series } of answers.activity) {

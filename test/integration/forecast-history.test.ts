@@ -1,5 +1,6 @@
 import { EventsV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import type { PredictionStatus } from "../../controllers/managedworkload/forecasting.ts";
 import { activityHistoryReader } from "../../controllers/managedworkload/history-reader.ts";
@@ -155,6 +156,62 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     expect(((await mw("refused")).status?.prediction as PredictionStatus | undefined)?.phase).toBe(
       "learning",
     );
+  });
+
+  it("reads the replicas kube-state-metrics gives: 0 is idle, replicas without CPU a gap, before them CPU alone", async () => {
+    // Hours before the current slot: busy with 2 replicas, then scaled to zero, then 2 replicas but no CPU
+    // scraped (the kubelet's scrape failing), then quiet with 2 replicas. A CPU sample at t holds the five
+    // minutes before it.
+    const base = slotOf(Date.now()) * SLOT_MS;
+    const stretch = (t: number) => {
+      const h = (t - base) / hour;
+      return h < -6 ? "busy" : h < -4 ? "scaled to zero" : h < -3 ? "not scraped" : "quiet";
+    };
+    const cpu = (t: number) => {
+      const s = stretch(t);
+      return s === "busy" ? 0.2 : s === "quiet" ? 0.002 : undefined;
+    };
+    const step = 5 * minute;
+    const lines = ["# TYPE container_cpu_usage_seconds_total counter"];
+    let total = 0;
+    for (let t = base - 10 * hour; t <= base; t += step) {
+      const [before, now] = [cpu(t - step), cpu(t)];
+      if (before !== undefined) total += before * (step / 1000);
+      // A sample where the step before or the one after has CPU, so each step with CPU has one at both ends.
+      if (before !== undefined || now !== undefined) {
+        lines.push(
+          `container_cpu_usage_seconds_total{namespace="${namespace}",pod="scaled-6b7c8d9f5d-aaaaa",container="web"} ${total.toFixed(3)} ${t / 1000}`,
+        );
+      }
+    }
+    lines.push("# TYPE kube_deployment_spec_replicas gauge");
+    // kube-state-metrics installed 5 hours ago, an hour into the stretch at zero: before it, no CPU between two
+    // samples is idle as without it.
+    for (let t = base - 5 * hour; t <= base; t += step) {
+      const replicas = stretch(t) === "scaled to zero" ? 0 : 2;
+      lines.push(
+        `kube_deployment_spec_replicas{namespace="${namespace}",deployment="scaled"} ${replicas} ${t / 1000}`,
+      );
+    }
+    lines.push("# EOF", "");
+    await loadPrometheusHistory(clients.info.harnessUrl, lines.join("\n"));
+    const reader = activityHistoryReader({
+      prometheus: prometheusClient({ url: clients.info.prometheusUrl }),
+      promql: defaultPromQLConfig,
+    });
+    const fromSlot = slotOf(base - 8 * hour);
+    const points = await reader.read(
+      managedWorkload(namespace, "scaled.deployment", "scaled") as ManagedWorkload,
+      fromSlot,
+      slotOf(base - hour),
+    );
+    const slotsOf = (value: number | null, count: number) => Array.from({ length: count }, () => value);
+    expect(points.map((p) => p.value)).toEqual([
+      ...slotsOf(1, 8),
+      ...slotsOf(0, 8),
+      ...slotsOf(null, 4),
+      ...slotsOf(0, 8),
+    ]);
   });
 
   it("pauses the same workload that asked for no history: it learns from now", async () => {
