@@ -133,8 +133,18 @@ describe("certificate manager on the real API server", () => {
     namespace = await createTestNamespace(clients, "certs");
   });
 
-  /** Webhook configurations of their own (calling nobody: they select no namespace that exists). */
-  async function installConfigurations(name: string): Promise<WebhookConfigurationRef[]> {
+  /**
+   * Webhook configurations of their own: by default calling nobody (they select no namespace that exists),
+   * or a server on `port` behind `service` for the namespaces given.
+   */
+  async function installConfigurations(
+    name: string,
+    calls: { service: string; port: number; onlyNamespaces: string[] } = {
+      service: name,
+      port: 9,
+      onlyNamespaces: [`${namespace}-none`],
+    },
+  ): Promise<WebhookConfigurationRef[]> {
     const own: WebhookConfigurationRef[] = [
       { kind: "MutatingWebhookConfiguration", name },
       { kind: "ValidatingWebhookConfiguration", name },
@@ -142,15 +152,7 @@ describe("certificate manager on the real API server", () => {
     refs.push(...own);
     await serverSideApply(
       clients.objects,
-      webhookInstall({
-        namespace,
-        service: name,
-        configuration: name,
-        ip: serverIp,
-        port: 9,
-        excludeNamespaces: [],
-        onlyNamespaces: [`${namespace}-none`],
-      }),
+      webhookInstall({ namespace, configuration: name, ip: serverIp, excludeNamespaces: [], ...calls }),
       harnessFieldManager,
     );
     return own;
@@ -386,24 +388,7 @@ describe("certificate manager on the real API server", () => {
     });
     servers.push(switching);
     const { port } = await switching.listen(serverIp, 0);
-    const own: WebhookConfigurationRef[] = [
-      { kind: "MutatingWebhookConfiguration", name },
-      { kind: "ValidatingWebhookConfiguration", name },
-    ];
-    refs.push(...own);
-    await serverSideApply(
-      clients.objects,
-      webhookInstall({
-        namespace,
-        service,
-        configuration: name,
-        ip: serverIp,
-        port,
-        excludeNamespaces: [],
-        onlyNamespaces: [workloads],
-      }),
-      harnessFieldManager,
-    );
+    const own = await installConfigurations(name, { service, port, onlyNamespaces: [workloads] });
     expect(outcomes(await publishCaBundle(clients.objects, own, replica))).toEqual(["updated", "updated"]);
     const previous = replica.caPem() ?? "";
     let attempt = 0;
