@@ -8,6 +8,7 @@ import {
   splitRange,
   usageQuery,
 } from "./promql.ts";
+import { deploymentPodName } from "./testing.ts";
 
 const MINUTE = 60_000;
 const one: QueryScope = { namespaces: ["shop"], workloads: [] };
@@ -65,7 +66,7 @@ describe("usageQuery", () => {
       "memory",
       two,
       defaultPromQLConfig,
-      `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes{namespace=~"shop|search",pod=~"(?:api|web)-.+",${sel}}[5m]))`,
+      `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes{namespace=~"shop|search",pod=~"(?:api-|web-).+",${sel}}[5m]))`,
     ],
     [
       "configured metric and label names, cluster label and extra matchers",
@@ -86,10 +87,23 @@ describe("usageQuery", () => {
       "restarts",
       { namespaces: ["shop"], workloads: ["api"] },
       multiCluster,
-      'max by (exported_namespace, pod_name, container_name) (kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api)-.+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} - kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api)-.+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} offset 5m > 0)',
+      'max by (exported_namespace, pod_name, container_name) (kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} - kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} offset 5m > 0)',
     ],
   ])("%s", (_, metric, scope, config, expected) => {
     expect(usageQuery(metric, scope, 5 * MINUTE, config)).toBe(expected);
+  });
+
+  it("selects the pods of a Deployment whose long name the API server cut in its pods' names", () => {
+    const name = `checkout-${"x".repeat(60)}`;
+    const pod = deploymentPodName(name);
+    const query = usageQuery(
+      "memory",
+      { namespaces: ["shop"], workloads: [name] },
+      5 * MINUTE,
+      defaultPromQLConfig,
+    );
+    const regex = query.match(/pod=~"([^"]+)"/)?.[1] ?? "";
+    expect(pod).toMatch(new RegExp(`^(?:${regex})$`));
   });
 
   it("escapes regex and string metacharacters in names", () => {
@@ -98,7 +112,7 @@ describe("usageQuery", () => {
       cluster: { label: "cluster", value: 'q"uote' },
     });
     expect(query).toContain('namespace=~"a\\\\.b|c\\"d"');
-    expect(query).toContain('pod=~"(?:x\\\\+y)-.+"');
+    expect(query).toContain('pod=~"(?:x\\\\+y-).+"');
     expect(query).toContain('cluster="q\\"uote"');
   });
 });

@@ -2,6 +2,7 @@
 // (never one per container), and range windows split so that no response holds more than a bounded number
 // of points (series x steps). Metric names, label names and an optional cluster label are configurable, so
 // one Prometheus (or VictoriaMetrics, Thanos, Mimir) can serve many clusters. Pure.
+import { escapeRegex, podNamePrefix } from "./pod-names.ts";
 
 export type UsageMetric = "cpu" | "memory" | "oom" | "restarts";
 export const usageMetrics: readonly UsageMetric[] = ["cpu", "memory", "oom", "restarts"];
@@ -55,14 +56,16 @@ export const defaultPromQLConfig: PromQLConfig = {
 /** Which series a query reads: namespaces, and optionally pods by the name of the workload that owns them. */
 export type QueryScope = {
   readonly namespaces: readonly string[];
-  /** Workload names; a pod belongs to one when its name is `<workload>-<suffix>`. Empty: every pod. */
+  /**
+   * Workload names; a pod belongs to one when its name starts as the workload's pods' do (see `podNamePrefix`).
+   * Empty: every pod.
+   */
   readonly workloads: readonly string[];
   /** A regex the pod name must match in full, in place of the one `workloads` gives. */
   readonly podRegex?: string;
 };
 
 const escapeString = (s: string): string => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
-export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** A duration as PromQL writes it: `5m`, `5m15s`, `1h`, `1500ms`. */
 export function promDuration(ms: number): string {
@@ -99,8 +102,8 @@ function selector(scope: QueryScope, config: PromQLConfig, extra: readonly strin
   if (scope.podRegex !== undefined) {
     matchers.push(`${pod}=~"${escapeString(scope.podRegex)}"`);
   } else if (scope.workloads.length > 0) {
-    const names = [...new Set(scope.workloads)].sort().map(escapeRegex).join("|");
-    matchers.push(`${pod}=~"${escapeString(`(?:${names})-.+`)}"`);
+    const prefixes = [...new Set(scope.workloads.map(podNamePrefix))].sort().map(escapeRegex).join("|");
+    matchers.push(`${pod}=~"${escapeString(`(?:${prefixes}).+`)}"`);
   }
   matchers.push(`${container}!=""`, `${container}!="POD"`);
   if (config.cluster) matchers.push(`${config.cluster.label}="${escapeString(config.cluster.value)}"`);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { PrometheusClient, PromResult, RangeSeries } from "./prometheus-client.ts";
 import type { UsageMetric } from "./promql.ts";
+import { deploymentPodName } from "./testing.ts";
 import type { UsageSourceConfig, UsageTarget } from "./usage-source.ts";
-import { assembleHistories, defaultUsageSourceConfig, fetchUsage, podBelongsTo } from "./usage-source.ts";
+import { assembleHistories, defaultUsageSourceConfig, fetchUsage } from "./usage-source.ts";
 
 const STEP = 5 * 60_000;
 const T0 = 1_736_121_600_000;
@@ -28,18 +29,6 @@ const api: UsageTarget = {
   containers: ["app"],
   since: null,
 };
-
-describe("podBelongsTo", () => {
-  it.each<[string, "Deployment" | "StatefulSet", string, string, boolean]>([
-    ["a Deployment's pod", "Deployment", "api", "api-7d9f8c6b5-x2x9q", true],
-    ["a pod of a Deployment whose name extends it", "Deployment", "api", "api-v2-7d9f8c6b5-x2x9q", false],
-    ["a StatefulSet's pod", "StatefulSet", "db", "db-0", true],
-    ["a pod of another StatefulSet with the same prefix", "StatefulSet", "db", "db-1-0", false],
-    ["another workload's pod", "Deployment", "api", "web-7d9f8c6b5-x2x9q", false],
-  ])("%s", (_, kind, workload, pod, expected) => {
-    expect(podBelongsTo(kind, workload, pod)).toBe(expected);
-  });
-});
 
 describe("assembleHistories", () => {
   const range = { start: at(0), end: at(5) };
@@ -82,6 +71,17 @@ describe("assembleHistories", () => {
     const cpu = (key: string) => histories.get(key)?.samples.map((s) => (s.present ? s.cpuCores : null));
     expect(cpu("shop/Deployment/api/app")).toEqual([0.2]);
     expect(cpu("shop/StatefulSet/api/app")).toEqual([0.9]);
+  });
+
+  it("reads the pods of a Deployment whose long name the API server cut in its pods' names", () => {
+    const name = `checkout-${"x".repeat(60)}`;
+    const pod = deploymentPodName(name, "6b7c8d9f5d", "aaaaa");
+    const collected = empty();
+    collected.cpu.push(series(pod, "app", [[0, 0.4]]));
+    collected.memory.push(series(pod, "app", [[0, 100]]));
+    const target = { ...api, workload: name };
+    const { histories } = assembleHistories([target], collected, { start: at(0), end: at(0) }, STEP);
+    expect(histories.get(`shop/Deployment/${name}/app`)?.samples.map((s) => s.present)).toEqual([true]);
   });
 
   it("starts a new container at its first sample", () => {
@@ -237,7 +237,7 @@ describe("fetchUsage", () => {
     const result = await fetchUsage(client, targets, at(12), config);
     expect(result.ok).toBe(true);
     expect(client.calls).toHaveLength(4);
-    expect(client.calls[0]?.query).toContain('pod=~"(?:api|db|web)-.+"');
+    expect(client.calls[0]?.query).toContain('pod=~"(?:api-|db-|web-).+"');
   });
 
   it("reads only the steps after the checkpoint when resuming", async () => {

@@ -6,6 +6,7 @@
 // never an empty history.
 
 import type { WorkloadKind } from "../api/rightsizingpolicy.ts";
+import { podNameMatcher } from "./pod-names.ts";
 import type {
   InstantSample,
   PrometheusClient,
@@ -99,14 +100,6 @@ export const containerKey = (
   target: Pick<UsageTarget, "namespace" | "kind" | "workload">,
   container: string,
 ): string => `${target.namespace}/${target.kind}/${target.workload}/${container}`;
-
-/** Whether a pod name is one the workload's controller would give its pods. */
-export function podBelongsTo(kind: WorkloadKind, workload: string, pod: string): boolean {
-  if (!pod.startsWith(`${workload}-`)) return false;
-  const suffix = pod.slice(workload.length + 1);
-  // Deployment: <replicaset hash>-<random>; StatefulSet: <ordinal>.
-  return kind === "StatefulSet" ? /^\d+$/.test(suffix) : /^[a-z0-9]{1,10}-[a-z0-9]{5}$/.test(suffix);
-}
 
 /** Step-aligned start of the first step not yet folded. */
 function startFor(target: UsageTarget, until: number, config: UsageSourceConfig): number {
@@ -284,6 +277,7 @@ function historyAssembler(
   };
   const targetOf = new Map<string, UsageTarget>();
   const owners = new Map<string, string | null>();
+  const belongsTo = new Map(targets.map((t) => [t, podNameMatcher(t.kind, t.workload)]));
   const ownerOf = (namespace: string, pod: string, container: string): string | null => {
     const podKey = `${namespace}/${pod}/${container}`;
     const known = owners.get(podKey);
@@ -291,7 +285,7 @@ function historyAssembler(
     const target = targets.find(
       (t) =>
         t.namespace === namespace &&
-        podBelongsTo(t.kind, t.workload, pod) &&
+        belongsTo.get(t)?.(pod) === true &&
         (t.containers.length === 0 || t.containers.includes(container)),
     );
     const key = target ? containerKey(target, container) : null;

@@ -6,8 +6,9 @@
  */
 import type { ActivityQuery, ManagedWorkload } from "../../api/managedworkload.ts";
 import { type GridPoint, slotOf } from "../../forecast/index.ts";
+import { podNameRegex } from "../../rightsizing/pod-names.ts";
 import type { RangeSeries } from "../../rightsizing/prometheus-client.ts";
-import { escapeRegex, type PromQLConfig, replicasQuery, usageQuery } from "../../rightsizing/promql.ts";
+import { type PromQLConfig, replicasQuery, usageQuery } from "../../rightsizing/promql.ts";
 import { isQueryActive } from "./activity-rules.ts";
 
 /**
@@ -26,20 +27,13 @@ export type HistoryQueries = {
   activity: readonly ActivityQuery[];
 };
 
-/**
- * The pods a workload's controller names: `<deployment>-<template hash>-<suffix>` (a hash of at most 10
- * characters, a suffix of 5) or `<statefulset>-<ordinal>`. Exact, so a sibling named with the same prefix is
- * not counted: neither a Deployment's (`web` and `web-admin`) nor a StatefulSet's (`web` and `web-redis`,
- * whose pods are `web-redis-0`, ...).
- */
-export function podRegexOf(kind: "Deployment" | "StatefulSet", name: string): string {
-  const prefix = escapeRegex(name);
-  return kind === "Deployment" ? `${prefix}-[a-z0-9]{1,10}-[a-z0-9]{5}` : `${prefix}-[0-9]+`;
-}
-
 export function historyQueries(mw: ManagedWorkload, promql: PromQLConfig): HistoryQueries {
   const { kind, name } = mw.spec.targetRef;
-  const scope = { namespaces: [mw.metadata.namespace], workloads: [name], podRegex: podRegexOf(kind, name) };
+  const scope = {
+    namespaces: [mw.metadata.namespace],
+    workloads: [name],
+    podRegex: podNameRegex(kind, name),
+  };
   return {
     cpu: `sum(${usageQuery("cpu", scope, HISTORY_STEP_MS, promql)})`,
     replicas: replicasQuery(kind, mw.metadata.namespace, name, promql),

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { podNameMatcher, podNamePrefix, podNameRegex } from "./pod-names.ts";
+import { deploymentPodName } from "./testing.ts";
+
+const named = (length: number, letter = "a") => letter.repeat(length);
+
+describe("the names of a workload's pods", () => {
+  it.each([
+    {
+      kind: "Deployment" as const,
+      name: "web",
+      matches: ["web-7d9f8c6b5-x2x4z", "web-6b7c8d9f5d-aaaaa", "web-5d-x2x4z"],
+      // A sibling Deployment's pods, and a sibling StatefulSet's (`web-redis`).
+      not: ["web-admin-7d9f8c6b5-x2x4z", "web-0", "web-redis-0", "web-redis-12"],
+    },
+    {
+      kind: "StatefulSet" as const,
+      name: "db",
+      matches: ["db-0", "db-12"],
+      not: ["db-backup-0", "db-7d9f8c6b5-x2x4z", "db-1-0"],
+    },
+    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-1-x2x4z"], not: ["axb-1-x2x4z"] },
+  ])("names exactly the pods of a $kind called $name", ({ kind, name, matches, not }) => {
+    const belongs = podNameMatcher(kind, name);
+    for (const pod of matches) expect(belongs(pod), pod).toBe(true);
+    for (const pod of not) expect(belongs(pod), pod).toBe(false);
+  });
+
+  // 46 characters is the longest name whose pods are never cut; 57 keeps the dash and no hash; from 58 on,
+  // only the name's first 58 characters are left.
+  it.each([3, 46, 47, 50, 56, 57, 58, 59, 70, 253])(
+    "names the pods of a Deployment called with %i characters, as the API server cuts them",
+    (length) => {
+      const name = named(length);
+      const belongs = podNameMatcher("Deployment", name);
+      for (const hash of ["5d", "7d9f8c6b5", "6b7c8d9f5d"]) {
+        const pod = deploymentPodName(name, hash);
+        expect(pod.length).toBeLessThanOrEqual(63);
+        expect(belongs(pod), pod).toBe(true);
+        expect(pod.startsWith(podNamePrefix(name)), pod).toBe(true);
+      }
+    },
+  );
+
+  it.each([46, 50, 57])(
+    "does not take the pods of a sibling Deployment one character longer, at %i characters",
+    (length) => {
+      const name = named(length);
+      const sibling = `${name}b`;
+      const belongs = podNameMatcher("Deployment", name);
+      for (const hash of ["5d", "7d9f8c6b5", "6b7c8d9f5d"]) {
+        expect(belongs(deploymentPodName(sibling, hash)), deploymentPodName(sibling, hash)).toBe(false);
+      }
+    },
+  );
+
+  it("writes a regex Prometheus reads as written (RE2: no look-around, no back-references)", () => {
+    for (const length of [3, 50, 70]) {
+      expect(podNameRegex("Deployment", named(length))).toMatch(/^[a-z0-9\-[\]{},|]+$/);
+    }
+  });
+});

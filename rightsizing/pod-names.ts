@@ -1,0 +1,49 @@
+// How a workload's controller names its pods. Prometheus series carry a pod's name, not its owner, so the
+// pods of a workload are told apart from a sibling's (`web` and `web-admin`) by the shape of the name alone.
+import type { WorkloadKind } from "../api/rightsizingpolicy.ts";
+
+/** A literal for a regex, RE2 and JavaScript alike. */
+export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Longest generateName base the API server keeps: a generated name is at most 63 characters, five of them
+ * random. A Deployment's pods are generated from `<replicaset>-`, so a long Deployment name is cut short.
+ */
+export const MAX_GENERATED_BASE = 58;
+/** The ReplicaSet's pod-template-hash suffix: a 32-bit hash, encoded in at most 10 characters. */
+const MAX_TEMPLATE_HASH = 10;
+const RANDOM_SUFFIX = "[a-z0-9]{5}";
+
+/** What every pod name of a workload called `name` starts with, whatever its kind. */
+export function podNamePrefix(name: string): string {
+  return `${name}-`.slice(0, MAX_GENERATED_BASE);
+}
+
+/**
+ * A regex (RE2 and JavaScript alike, to be matched in full) for the names of a workload's pods:
+ * `<statefulset>-<ordinal>`, or `<deployment>-<template hash>-<5 random>` with the part before the random
+ * characters cut to 58 when longer.
+ */
+export function podNameRegex(kind: WorkloadKind, name: string): string {
+  if (kind === "StatefulSet") return `${escapeRegex(name)}-[0-9]+`;
+  const base = `${name}-`;
+  // Room left for the hash and the dash after it before the API server cuts the name.
+  const hashRoom = MAX_GENERATED_BASE - base.length - 1;
+  const forms: string[] = [];
+  if (hashRoom >= 1) {
+    forms.push(`${escapeRegex(base)}[a-z0-9]{1,${Math.min(MAX_TEMPLATE_HASH, hashRoom)}}-${RANDOM_SUFFIX}`);
+  }
+  if (hashRoom < MAX_TEMPLATE_HASH) {
+    // A hash too long for the room is cut, its dash with it: exactly the room's length of it is kept.
+    const kept = Math.max(0, hashRoom + 1);
+    const hash = kept > 0 ? `[a-z0-9]{${kept}}` : "";
+    forms.push(`${escapeRegex(base.slice(0, MAX_GENERATED_BASE))}${hash}${RANDOM_SUFFIX}`);
+  }
+  return forms.join("|");
+}
+
+/** Whether a pod name is one the workload's controller would give its pods. */
+export function podNameMatcher(kind: WorkloadKind, name: string): (pod: string) => boolean {
+  const regex = new RegExp(`^(?:${podNameRegex(kind, name)})$`);
+  return (pod) => regex.test(pod);
+}
