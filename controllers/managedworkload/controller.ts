@@ -19,7 +19,7 @@ import {
   specDefaults,
   type TargetKind,
 } from "../../api/managedworkload.ts";
-import { DAY_SLOTS, DEFAULT_FORECAST_CONFIG, slotOf } from "../../forecast/index.ts";
+import { slotOf } from "../../forecast/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import {
@@ -322,7 +322,7 @@ export function settleHistory(
  * the retries); without a loader (no Prometheus), the engine learns from now.
  */
 export function askForHistory(
-  forecasts: Pick<ForecastBook, "wantsHistory" | "skipHistory">,
+  forecasts: Pick<ForecastBook, "wantsHistory" | "skipHistory" | "historyWindowSlots">,
   histories: Pick<HistoryLoader, "request"> | undefined,
   key: string,
   mw: ManagedWorkload,
@@ -334,7 +334,7 @@ export function askForHistory(
     return;
   }
   const toSlot = slotOf(nowMs);
-  histories.request(key, mw, toSlot - DEFAULT_FORECAST_CONFIG.historyDays * DAY_SLOTS, toSlot);
+  histories.request(key, mw, toSlot - forecasts.historyWindowSlots(), toSlot);
 }
 
 /** What woke a workload, for the wakes metric: the forecast, or the source of its last activity. */

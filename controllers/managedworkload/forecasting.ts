@@ -238,6 +238,11 @@ export class ForecastBook {
     return entry?.history === "wanted" && nowMs >= entry.historyRetryAtMs;
   }
 
+  /** Slots of history a new engine learns at once: the window its engine keeps for refits. */
+  historyWindowSlots(): number {
+    return forecastConfig(this.#base).historyDays * DAY_SLOTS;
+  }
+
   /**
    * Starts a new engine from activity history: a fresh engine learns the points before the open slot, in
    * place of what the engine learned since it was made (the history holds that too), and is saved with the

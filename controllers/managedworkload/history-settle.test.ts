@@ -86,6 +86,16 @@ describe("asking for the history of a new engine", () => {
     ]);
   });
 
+  it("asks for the window the book's engines keep", () => {
+    const book = new ForecastBook({ historyDays: 7 }, { history: true });
+    book.look("k", mw, now, 30 * minute);
+    const histories = loader();
+    askForHistory(book, histories, "k", mw, now);
+    expect(histories.asked).toEqual([
+      { key: "k", fromSlot: slotOf(now) - 7 * DAY_SLOTS, toSlot: slotOf(now) },
+    ]);
+  });
+
   it("does not ask before the retry after a failed read", () => {
     const book = waiting();
     book.historyUnavailable("k", mw, "HTTP 503", { retryable: true, nowMs: now });
