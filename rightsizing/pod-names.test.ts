@@ -54,6 +54,19 @@ describe("the names of a workload's pods", () => {
     },
   );
 
+  it.each([
+    // Never cut, so a longer sibling's pods (`<name>-bbbbbbbbbbb-...`, cut or not) are told apart.
+    { name: named(46), sibling: `${named(46)}-bbbbbbbbbbb` },
+    // The name's dot is a dot, in the form cut to 58 characters too.
+    { name: `x.${named(60, "y")}`, sibling: `xz${named(60, "y")}` },
+  ])("does not take the pods of $sibling for those of $name", ({ name, sibling }) => {
+    const belongs = podNameMatcher("Deployment", name);
+    expect(belongs(deploymentPodName(name))).toBe(true);
+    for (const hash of ["5d", "7d9f8c6b5", "6b7c8d9f5d"]) {
+      expect(belongs(deploymentPodName(sibling, hash)), deploymentPodName(sibling, hash)).toBe(false);
+    }
+  });
+
   it("writes a regex Prometheus reads as written (RE2: no look-around, no back-references)", () => {
     for (const length of [3, 50, 70]) {
       expect(podNameRegex("Deployment", named(length))).toMatch(/^[a-z0-9\-[\]{},|]+$/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { BatchTarget, PromQLConfig, QueryScope, UsageMetric } from "./promql.ts";
 import {
+  defaultBatchLimits,
   defaultPromQLConfig,
   planBatches,
   promDuration,
@@ -202,6 +203,23 @@ describe("planBatches", () => {
     const batches = planBatches(targets, { maxSeries: 1000, maxSelectorChars: 40 });
     expect(batches.length).toBeGreaterThan(1);
     expect(batches.flatMap((b) => b.targets)).toHaveLength(10);
+  });
+
+  it("bounds the selectors as written: escaped names and pod name prefixes", () => {
+    const targets = Array.from({ length: 300 }, (_, i) =>
+      t("n", `workload.${String(i).padStart(6, "0")}`, 1),
+    );
+    const batches = planBatches(targets);
+    expect(batches.flatMap((b) => b.targets)).toHaveLength(300);
+    for (const { scope } of batches) {
+      const query = usageQuery("memory", scope, 5 * MINUTE, defaultPromQLConfig);
+      // The regexes as Prometheus reads them (PromQL's string escapes undone), without the pod one's wrapper.
+      const regexes = [...query.matchAll(/(?:namespace|pod)=~?"([^"]*)"/g)].map((m) =>
+        (m[1] ?? "").replace(/\\\\/g, "\\").replace(/^\(\?:(.*)\)\.\+$/, "$1"),
+      );
+      const chars = regexes.reduce((sum, text) => sum + text.length, 0);
+      expect(chars).toBeLessThanOrEqual(defaultBatchLimits.maxSelectorChars);
+    }
   });
 
   it("makes four batches for 1,000 containers by default", () => {

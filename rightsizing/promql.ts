@@ -249,29 +249,30 @@ export function planBatches<T extends BatchTarget>(
   const batches: QueryBatch<T>[] = [];
   let current: T[] = [];
   let series = 0;
-  const names = { namespaces: new Set<string>(), workloads: new Set<string>(), chars: 0 };
+  const names = { namespaces: new Set<string>(), prefixes: new Set<string>(), chars: 0 };
   const flush = () => {
     if (current.length > 0) batches.push(batchOf(current));
     current = [];
     series = 0;
     names.namespaces.clear();
-    names.workloads.clear();
+    names.prefixes.clear();
     names.chars = 0;
   };
+  // Characters a target adds to the selectors' alternations, as they are written (escaped, a `|` each).
+  const charsAdded = (namespace: string, prefix: string): number =>
+    (names.namespaces.has(namespace) ? 0 : escapeRegex(namespace).length + 1) +
+    (names.prefixes.has(prefix) ? 0 : prefix.length + 1);
   for (const target of sorted) {
-    const addedChars =
-      (names.namespaces.has(target.namespace) ? 0 : target.namespace.length + 1) +
-      (names.workloads.has(target.workload) ? 0 : target.workload.length + 1);
+    const prefix = escapeRegex(podNamePrefix(target.workload));
     const full =
-      series + target.series > limits.maxSeries || names.chars + addedChars > limits.maxSelectorChars;
+      series + target.series > limits.maxSeries ||
+      names.chars + charsAdded(target.namespace, prefix) > limits.maxSelectorChars;
     if (current.length > 0 && full) flush();
     current.push(target);
     series += target.series;
-    names.chars +=
-      (names.namespaces.has(target.namespace) ? 0 : target.namespace.length + 1) +
-      (names.workloads.has(target.workload) ? 0 : target.workload.length + 1);
+    names.chars += charsAdded(target.namespace, prefix);
     names.namespaces.add(target.namespace);
-    names.workloads.add(target.workload);
+    names.prefixes.add(prefix);
   }
   flush();
   return batches;

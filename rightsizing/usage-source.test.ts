@@ -84,6 +84,17 @@ describe("assembleHistories", () => {
     expect(histories.get(`shop/Deployment/${name}/app`)?.samples.map((s) => s.present)).toEqual([true]);
   });
 
+  it("counts a pod that two workloads' cut names both claim for neither", () => {
+    // The API server cuts both to `<57 a>-` and five random characters: their pods cannot be told apart.
+    const short = { ...api, workload: "a".repeat(57) };
+    const long = { ...api, workload: `${"a".repeat(57)}-x` };
+    const collected = empty();
+    collected.cpu.push(series(deploymentPodName(long.workload), "app", [[0, 2]]));
+    collected.memory.push(series(deploymentPodName(long.workload), "app", [[0, 9000]]));
+    const { histories } = assembleHistories([short, long], collected, { start: at(0), end: at(0) }, STEP);
+    expect([...histories.keys()]).toEqual([]);
+  });
+
   it("starts a new container at its first sample", () => {
     const collected = empty();
     collected.cpu.push(series(podA, "app", [[3, 0.5]]));

@@ -282,12 +282,16 @@ function historyAssembler(
     const podKey = `${namespace}/${pod}/${container}`;
     const known = owners.get(podKey);
     if (known !== undefined) return known;
-    const target = targets.find(
+    const matching = targets.filter(
       (t) =>
         t.namespace === namespace &&
         belongsTo.get(t)?.(pod) === true &&
         (t.containers.length === 0 || t.containers.includes(container)),
     );
+    // Two workloads whose pods' names cannot be told apart (long names the API server cut alike): the pod
+    // is counted for neither, so neither is recommended from the other's usage.
+    const workloads = new Set(matching.map((t) => `${t.kind}/${t.workload}`));
+    const target = workloads.size === 1 ? matching[0] : undefined;
     const key = target ? containerKey(target, container) : null;
     if (target && key) targetOf.set(key, target);
     owners.set(podKey, key);
