@@ -147,12 +147,26 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   maxGapSlots: 7 * DAY_SLOTS,
 };
 
+/** Most days of history an engine keeps: 14 keep its saved state under 8 KiB, and one read of Prometheus. */
+export const MAX_HISTORY_DAYS = 14;
+
 /**
  * Defaults overridden by `overrides`; keeps `weeklyAfterDays` within the kept history. A half-life that is
- * not a positive number of days is refused: a zero or NaN one would start the seasons from NaN weights.
+ * not a positive number of days is refused: a zero or NaN one would start the seasons from NaN weights. So
+ * is a history longer than `MAX_HISTORY_DAYS`.
  */
 export function forecastConfig(overrides: Partial<ForecastConfig> = {}): ForecastConfig {
   const merged = { ...DEFAULT_FORECAST_CONFIG, ...overrides };
+  if (
+    !Number.isInteger(merged.historyDays) ||
+    merged.historyDays < 1 ||
+    merged.historyDays > MAX_HISTORY_DAYS
+  ) {
+    throw new RangeError(
+      `historyDays must be a whole number of days from 1 to ${MAX_HISTORY_DAYS} (the kept history is saved with ` +
+        `the engine's state, which must stay under 8 KiB), got ${merged.historyDays}`,
+    );
+  }
   for (const [season, days] of Object.entries(merged.seasonHalfLivesDays)) {
     if (!(days > 0)) {
       throw new RangeError(
