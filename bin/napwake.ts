@@ -31,7 +31,7 @@ import { rightsizingWrites } from "../controllers/rightsizing/writes.ts";
 import { systemClock } from "../kube/clock.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { LeaderElector } from "../kube/leader-election.ts";
-import { countPhases, createMetrics } from "../kube/metrics.ts";
+import { countForecastPhases, countPhases, createMetrics } from "../kube/metrics.ts";
 import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../kube/metrics-auth.ts";
 import { createMetricsServer, type MetricsServer } from "../kube/metrics-server.ts";
 import { defaultConfig } from "../rightsizing/index.ts";
@@ -139,6 +139,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
   synced = caches;
   const metrics = createMetrics({
     workloadsByPhase: () => countPhases(caches.managedWorkloads.cache.list()),
+    workloadsByForecastPhase: () => countForecastPhases(caches.managedWorkloads.cache.list()),
   });
   let metricsServer: MetricsServer | undefined;
   if (webhooks && config.metricsPort > 0) {

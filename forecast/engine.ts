@@ -17,7 +17,8 @@ import {
 import { isActivityExpected, MIN_BURST_SIZE } from "./probability.ts";
 import { NO_SILENCE, nextSilence, type Silence } from "./silence.ts";
 
-export type Phase = "learning" | "shadow" | "active-daily" | "active-weekly";
+export const PHASES = ["learning", "shadow", "active-daily", "active-weekly"] as const;
+export type Phase = (typeof PHASES)[number];
 
 export const PHASE_REASON_CODES = [
   "insufficient-history",

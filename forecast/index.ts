@@ -29,6 +29,7 @@ export {
   type Observation,
   observe,
   observeAll,
+  PHASES,
   type Phase,
   type PhaseChangeEvent,
   type PhaseReasonCode,

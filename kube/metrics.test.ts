@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countPhases, createMetrics, phaseCounts, wakeSourceLabel } from "./metrics.ts";
+import { countForecastPhases, countPhases, createMetrics, phaseCounts, wakeSourceLabel } from "./metrics.ts";
 
 /** The sample lines (no HELP/TYPE) of the exposition that start with `name`. */
 async function samples(text: Promise<string>, name: string): Promise<string[]> {
@@ -74,6 +74,26 @@ describe("createMetrics", () => {
     const after = await samples(m.text(), "napwake_workloads");
     expect(after).toContain('napwake_workloads{phase="Awake"} 0');
     expect(after).toContain('napwake_workloads{phase="Paused"} 2');
+  });
+
+  it("reads workloads per forecast phase from the callback at each scrape, every phase a series", async () => {
+    const m = createMetrics({
+      processMetrics: false,
+      workloadsByForecastPhase: () =>
+        countForecastPhases([
+          { status: { prediction: { phase: "active-weekly" } } },
+          { status: { prediction: { phase: "shadow" } } },
+          { status: { prediction: { phase: "made-up" } } },
+          {},
+        ]),
+    });
+    expect(await samples(m.text(), "napwake_forecast_workloads")).toEqual([
+      'napwake_forecast_workloads{phase="off"} 2',
+      'napwake_forecast_workloads{phase="learning"} 0',
+      'napwake_forecast_workloads{phase="shadow"} 1',
+      'napwake_forecast_workloads{phase="active-daily"} 0',
+      'napwake_forecast_workloads{phase="active-weekly"} 1',
+    ]);
   });
 
   it("includes process metrics unless turned off, and never touches the global registry", async () => {

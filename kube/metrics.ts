@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { type ManagedWorkload, type Phase, phases } from "../api/managedworkload.ts";
+import { PHASES } from "../forecast/index.ts";
 import { type Priority, priorities, type QueueMetrics, type ReconcileResult } from "./workqueue.ts";
 
 /**
@@ -33,6 +34,8 @@ export type WakeSource = (typeof wakeSources)[number];
 export interface MetricsOptions {
   /** ManagedWorkloads per phase, read at each scrape (e.g. `countPhases` over the informer cache). */
   workloadsByPhase?: () => Partial<Record<string, number>>;
+  /** ManagedWorkloads per forecast phase, read at each scrape (e.g. `countForecastPhases` over the informer cache). */
+  workloadsByForecastPhase?: () => Partial<Record<string, number>>;
   /** Node.js process metrics (CPU, memory, event loop, GC). Default true. */
   processMetrics?: boolean;
 }
@@ -97,6 +100,19 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
       }
     },
   });
+  const workloadsByForecastPhase = options.workloadsByForecastPhase;
+  new Gauge({
+    name: "napwake_forecast_workloads",
+    help: "ManagedWorkloads by the phase of their forecast (off: forecasting turned off or not started).",
+    labelNames: ["phase"] as const,
+    registers,
+    collect() {
+      if (!workloadsByForecastPhase) return;
+      this.reset();
+      const counts = workloadsByForecastPhase();
+      for (const phase of forecastPhases) this.set({ phase }, counts[phase] ?? 0);
+    },
+  });
   const pausesTotal = new Counter({
     name: "napwake_pauses_total",
     help: "Workloads scaled to zero by Napwake.",
@@ -148,6 +164,25 @@ export function phaseCounts(counts: Partial<Record<string, number>>): Record<str
 }
 
 /** ManagedWorkloads per phase; one not yet reconciled (no status) counts as Pending. */
+/** Forecast phases with a series of their own, as `status.prediction.phase` shows them, and `off`. */
+export const forecastPhases = ["off", ...PHASES] as const;
+
+/** ManagedWorkloads per forecast phase; a status without a known one counts as `off`. */
+export function countForecastPhases(
+  workloads: readonly Pick<ManagedWorkload, "status">[],
+): Record<(typeof forecastPhases)[number], number> {
+  const counts = Object.fromEntries(forecastPhases.map((p) => [p, 0])) as Record<
+    (typeof forecastPhases)[number],
+    number
+  >;
+  for (const mw of workloads) {
+    const phase = mw.status?.prediction?.phase;
+    const known = forecastPhases.find((p) => p === phase && p !== "off") ?? "off";
+    counts[known]++;
+  }
+  return counts;
+}
+
 export function countPhases(workloads: readonly Pick<ManagedWorkload, "status">[]): Record<Phase, number> {
   const counts = Object.fromEntries(phases.map((p) => [p, 0])) as Record<Phase, number>;
   for (const mw of workloads) counts[mw.status?.phase ?? "Pending"]++;
