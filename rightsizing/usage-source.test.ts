@@ -281,6 +281,34 @@ describe("fetchUsage", () => {
     expect(result.error.cause.query).toContain("container_cpu_usage_seconds_total");
   });
 
+  it("counts a pod two workloads' cut names both claim for neither, in separate batches too", async () => {
+    // The API server cuts both to `<57 a>-` and five random characters: their pods cannot be told apart.
+    const short: UsageTarget = { ...api, workload: "a".repeat(57), since: at(6) };
+    const long: UsageTarget = { ...api, workload: `${"a".repeat(57)}-x` };
+    const pod = deploymentPodName(long.workload);
+    const client = fakeClient((call) => {
+      const points: [number, number][] = [];
+      for (let t = call.start; t <= call.end; t += STEP) points.push([t, 0.5]);
+      const usage = call.query.includes("cpu") || call.query.includes("memory");
+      const series = [{ metric: { namespace: "shop", pod, container: "app" }, points }];
+      return { ok: true, value: usage ? series : [], warnings: [] };
+    });
+    const result = await fetchUsage(client, [short, long], at(12), config);
+    if (!result.ok) throw new Error(result.error.message);
+    const present = (workload: string) =>
+      result.value.histories.get(`shop/Deployment/${workload}/app`)?.samples.filter((s) => s.present) ?? [];
+    // Resumed from different steps, the two are read in separate batches.
+    expect(new Set(client.calls.map((c) => c.start)).size).toBe(2);
+    expect(present(short.workload)).toEqual([]);
+    expect(present(long.workload)).toEqual([]);
+    expect(result.value.sharedPodNames).toEqual(
+      new Map([
+        [`shop/Deployment/${short.workload}`, [`shop/Deployment/${long.workload}`]],
+        [`shop/Deployment/${long.workload}`, [`shop/Deployment/${short.workload}`]],
+      ]),
+    );
+  });
+
   it("halves a window the source says is too large, and covers every step", async () => {
     const client = fakeClient((call) =>
       call.end - call.start > 3 * STEP

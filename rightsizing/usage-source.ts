@@ -78,6 +78,11 @@ export type UsageFetch = {
   readonly histories: ReadonlyMap<string, ContainerHistory>;
   /** Containers asked for that no series exists for and that have no checkpoint: nothing to learn yet. */
   readonly missing: readonly string[];
+  /**
+   * Per workload (`namespace/Kind/name`), the others whose pods' names its own could be (long names the API
+   * server cut alike): those pods are counted for none of them, so none is recommended from another's usage.
+   */
+  readonly sharedPodNames: ReadonlyMap<string, readonly string[]>;
   /** Every range query made, in order of completion. */
   readonly queries: readonly UsageQueryRecord[];
   /** The newest step read; histories hold nothing later. */
@@ -101,6 +106,33 @@ export const containerKey = (
   container: string,
 ): string => `${target.namespace}/${target.kind}/${target.workload}/${container}`;
 
+/** A workload as `namespace/Kind/name`. */
+export const workloadName = (target: Pick<UsageTarget, "namespace" | "kind" | "workload">): string =>
+  `${target.namespace}/${target.kind}/${target.workload}`;
+
+/** The one target a pod's name belongs to, or every target it could belong to when more than one could. */
+type PodOwners = (
+  namespace: string,
+  pod: string,
+) => { owner?: UsageTarget; shared?: readonly UsageTarget[] } | null;
+
+/** Owners by the pod's name alone: which containers a target reads is applied after. */
+function podOwnersOf(targets: readonly UsageTarget[]): PodOwners {
+  const byNamespace = Map.groupBy(
+    targets.map((target) => ({ target, belongs: podNameMatcher(target.kind, target.workload) })),
+    (entry) => entry.target.namespace,
+  );
+  return (namespace, pod) => {
+    const matching = (byNamespace.get(namespace) ?? []).filter((e) => e.belongs(pod)).map((e) => e.target);
+    const workloads = new Set(matching.map(workloadName));
+    if (workloads.size === 0) return null;
+    return workloads.size === 1 ? { owner: matching[0] } : { shared: matching };
+  };
+}
+
+const wantsContainer = (target: UsageTarget, container: string): boolean =>
+  target.containers.length === 0 || target.containers.includes(container);
+
 /** Step-aligned start of the first step not yet folded. */
 function startFor(target: UsageTarget, until: number, config: UsageSourceConfig): number {
   if (target.since === null) return alignUp(until - config.lookbackMs, config.stepMs);
@@ -118,17 +150,26 @@ export async function fetchUsage(
 ): Promise<UsageResult> {
   const histories = new Map<string, ContainerHistory>();
   const missing: string[] = [];
+  const sharedPodNames = new Map<string, readonly string[]>();
   let last: UsageFetch | undefined;
   for await (const batch of fetchUsageBatches(client, targets, now, config)) {
     if (!batch.ok) return batch;
     for (const [key, history] of batch.value.histories) histories.set(key, history);
     missing.push(...batch.value.missing);
+    for (const [workload, others] of batch.value.sharedPodNames) sharedPodNames.set(workload, others);
     last = batch.value;
   }
   const until = alignDown(now - config.lagMs, config.stepMs);
   return {
     ok: true,
-    value: { histories, missing, queries: last?.queries ?? [], until, warnings: last?.warnings ?? [] },
+    value: {
+      histories,
+      missing,
+      sharedPodNames,
+      queries: last?.queries ?? [],
+      until,
+      warnings: last?.warnings ?? [],
+    },
   };
 }
 
@@ -148,12 +189,16 @@ export async function* fetchUsageBatches(
   const warnings: string[] = [];
   // Targets that resume from the same step share batches: steady state is one group.
   const groups = Map.groupBy(targets, (t) => startFor(t, until, config));
+  // Judged against every target, not one batch's: a batch holding one of two workloads whose pods' names
+  // cannot be told apart still reads the other's pods.
+  const podOwners = podOwnersOf(targets);
   for (const [start, group] of [...groups].sort(([a], [b]) => a - b)) {
     if (start > until) continue;
     const sized = group.map((t) => ({ ...t, series: Math.max(1, t.containers.length) * (t.replicas ?? 1) }));
     for (const batch of planBatches(sized, config.batch)) {
       const assembler = historyAssembler(
         batch.targets,
+        podOwners,
         { start, end: until },
         config.stepMs,
         config.promql.labels,
@@ -171,8 +216,8 @@ export async function* fetchUsageBatches(
         yield { ok: false, error: { ...fetched.error, queries } };
         return;
       }
-      const { histories, missing } = assembler.finish();
-      yield { ok: true, value: { histories, missing, queries, until, warnings } };
+      const { histories, missing, sharedPodNames } = assembler.finish();
+      yield { ok: true, value: { histories, missing, sharedPodNames, queries, until, warnings } };
     }
   }
 }
@@ -250,8 +295,8 @@ export function assembleHistories(
   range: TimeWindow,
   stepMs: number,
   labelNames: PromQLConfig["labels"] = defaultPromQLConfig.labels,
-): { histories: Map<string, ContainerHistory>; missing: string[] } {
-  const assembler = historyAssembler(targets, range, stepMs, labelNames);
+): AssembledHistories {
+  const assembler = historyAssembler(targets, podOwnersOf(targets), range, stepMs, labelNames);
   for (const metric of usageMetrics) assembler.add(metric, collected[metric]);
   return assembler.finish();
 }
@@ -259,13 +304,21 @@ export function assembleHistories(
 type HistoryAssembler = {
   /** Takes one response in; the response can be dropped afterwards. */
   add(metric: UsageMetric, series: readonly RangeSeries[]): void;
-  finish(): { histories: Map<string, ContainerHistory>; missing: string[] };
+  finish(): AssembledHistories;
+};
+
+type AssembledHistories = {
+  histories: Map<string, ContainerHistory>;
+  missing: string[];
+  /** Per workload (`namespace/Kind/name`), the others whose pods' names its own could be. */
+  sharedPodNames: Map<string, string[]>;
 };
 
 // Values per step live in typed arrays indexed by step (NaN: no sample), a few bytes per step instead of
 // an object or a map entry, so 1,000 containers over 14 days stay in tens of MiB.
 function historyAssembler(
   targets: readonly UsageTarget[],
+  podOwners: PodOwners,
   range: TimeWindow,
   stepMs: number,
   labelNames: PromQLConfig["labels"],
@@ -277,23 +330,26 @@ function historyAssembler(
   };
   const targetOf = new Map<string, UsageTarget>();
   const owners = new Map<string, string | null>();
-  const belongsTo = new Map(targets.map((t) => [t, podNameMatcher(t.kind, t.workload)]));
+  // By name: the run's targets and the batch's are different objects for the same workload.
+  const inBatch = new Map(targets.map((t) => [workloadName(t), t]));
+  const shared = new Map<string, Set<string>>();
   const ownerOf = (namespace: string, pod: string, container: string): string | null => {
     const podKey = `${namespace}/${pod}/${container}`;
     const known = owners.get(podKey);
     if (known !== undefined) return known;
-    const matching = targets.filter(
-      (t) =>
-        t.namespace === namespace &&
-        belongsTo.get(t)?.(pod) === true &&
-        (t.containers.length === 0 || t.containers.includes(container)),
-    );
-    // Two workloads whose pods' names cannot be told apart (long names the API server cut alike): the pod
-    // is counted for neither, so neither is recommended from the other's usage.
-    const workloads = new Set(matching.map((t) => `${t.kind}/${t.workload}`));
-    const target = workloads.size === 1 ? matching[0] : undefined;
-    const key = target ? containerKey(target, container) : null;
-    if (target && key) targetOf.set(key, target);
+    const claim = podOwners(namespace, pod);
+    const owner = claim?.owner && inBatch.get(workloadName(claim.owner));
+    let key: string | null = null;
+    if (owner && wantsContainer(owner, container)) {
+      key = containerKey(owner, container);
+      targetOf.set(key, owner);
+    }
+    const claimants = (claim?.shared ?? []).map(workloadName);
+    for (const name of claimants.filter((n) => inBatch.has(n))) {
+      const others = shared.get(name) ?? new Set<string>();
+      for (const other of claimants) if (other !== name) others.add(other);
+      shared.set(name, others);
+    }
     owners.set(podKey, key);
     return key;
   };
@@ -385,7 +441,8 @@ function historyAssembler(
           restarts: byTime(restarts.get(key)),
         });
       }
-      return { histories, missing };
+      const sharedPodNames = new Map([...shared].map(([workload, others]) => [workload, [...others].sort()]));
+      return { histories, missing, sharedPodNames };
     },
   };
 }

@@ -176,6 +176,28 @@ describe("the rightsizing decision", () => {
     ]);
   });
 
+  it("says why no usage was read when the workload's pods' names could be another's", () => {
+    const run: RunOutcome = {
+      ok: true,
+      atMs: t0,
+      untilMs: t0 - 60_000,
+      containers: new Map(),
+      podNamesSharedWith: ["shop/Deployment/checkout-long-x"],
+    };
+    const ready = condition(step(undefined, run).status, "RecommendationReady");
+    expect(ready?.reason).toBe("NoData");
+    expect(ready?.message).toMatch(
+      /^no usage read yet for app \(its pods' names could be those of shop\/Deployment\/checkout-long-x: /,
+    );
+    const learned = { ...ran(t0, rec(0.25, 128)), podNamesSharedWith: ["shop/Deployment/checkout-long-x"] };
+    expect(condition(step(undefined, learned).status, "RecommendationReady")?.message).toMatch(
+      /^1 container\(s\) have a recommendation \(its pods' names could be those of /,
+    );
+    expect(
+      condition(step(undefined, { ...run, podNamesSharedWith: [] }).status, "RecommendationReady")?.message,
+    ).toBe("no usage read yet for app");
+  });
+
   it("reports the source that decided each mode, and a tie between policies", () => {
     const tied: EffectiveMode = {
       mode: "audit",

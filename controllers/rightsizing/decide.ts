@@ -37,6 +37,11 @@ export type RunOutcome =
       /** Newest sample read. */
       readonly untilMs: number;
       readonly containers: ReadonlyMap<string, { recommendation: Recommendation; checkpoint: string }>;
+      /**
+       * Workloads (`namespace/Kind/name`) whose pods' names this one's could be: the pods are counted for
+       * none of them (long names the API server cut alike).
+       */
+      readonly podNamesSharedWith?: readonly string[];
     }
   | { readonly ok: false; readonly atMs: number; readonly error: string };
 
@@ -313,10 +318,21 @@ function conditionsFor(input: RightsizingInput, containers: readonly ContainerRe
               "InsufficientHistory",
               `${waiting.map((c) => `${c.name} (${c.historyHours ?? 0} h)`).join(", ")}: less than ${hours(input.config.minHistoryMs)} of history`,
             ];
-  return set(conditions, conditionTypes.recommendationReady, ...ready);
+  const [status, reason, message] = ready;
+  return set(conditions, conditionTypes.recommendationReady, status, reason, `${message}${sharedNote(run)}`);
 }
 
 // ---- helpers ----
+
+/** Why usage may be missing or stale: pods whose names another workload's could be are counted for neither. */
+function sharedNote(run: RunOutcome | null): string {
+  const others = run?.ok ? run.podNamesSharedWith : undefined;
+  if (!others?.length) return "";
+  return (
+    ` (its pods' names could be those of ${others.join(", ")}: the API server cuts long names alike, ` +
+    "so their usage is counted for neither; a shorter name tells them apart)"
+  );
+}
 
 function hours(ms: number): string {
   return `${Math.round(ms / 3_600_000)} h`;

@@ -24,6 +24,7 @@ import {
   type UsageQueryRecord,
   type UsageSourceConfig,
   type UsageTarget,
+  workloadName,
 } from "../../rightsizing/usage-source.ts";
 import type { CoveredWorkload } from "./coverage.ts";
 import type { RunOutcome } from "./decide.ts";
@@ -91,10 +92,12 @@ export async function runRecommender(opts: {
   let queries: readonly UsageQueryRecord[] = [];
   // The newest step a run may read; also what history is complete through when no query was due.
   let untilMs = alignDown(nowMs - settings.usage.lagMs, settings.usage.stepMs);
+  const sharedPodNames = new Map<string, readonly string[]>();
   for await (const batch of fetchUsageBatches(opts.client, targets, nowMs, settings.usage)) {
     if (!batch.ok) return fail(batch.error.message, batch.error.queries);
     queries = batch.value.queries;
     untilMs = batch.value.until;
+    for (const [workload, others] of batch.value.sharedPodNames) sharedPodNames.set(workload, others);
     for (const [key, history] of batch.value.histories) {
       const state = memory.states.get(key) ?? emptyState(settings.recommender);
       memory.states.set(key, foldHistory(state, history, settings.recommender));
@@ -112,7 +115,14 @@ export async function runRecommender(opts: {
       });
       containers++;
     }
-    memory.outcomes.set(workloadKey(w), { ok: true, atMs: nowMs, untilMs, containers: learned });
+    const shared = sharedPodNames.get(workloadName(usageIdentity(w)));
+    memory.outcomes.set(workloadKey(w), {
+      ok: true,
+      atMs: nowMs,
+      untilMs,
+      containers: learned,
+      ...(shared ? { podNamesSharedWith: shared } : {}),
+    });
   }
   return { ok: true, workloads: covered.length, containers, queries };
 }
