@@ -103,7 +103,7 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
   const workloadsByForecastPhase = options.workloadsByForecastPhase;
   new Gauge({
     name: "napwake_forecast_workloads",
-    help: "ManagedWorkloads by the phase of their forecast (off: forecasting turned off or not started).",
+    help: "ManagedWorkloads by the phase of their forecast (off: turned off, not started, or a phase not known here).",
     labelNames: ["phase"] as const,
     registers,
     collect() {
@@ -163,11 +163,13 @@ export function phaseCounts(counts: Partial<Record<string, number>>): Record<str
   return all;
 }
 
-/** ManagedWorkloads per phase; one not yet reconciled (no status) counts as Pending. */
 /** Forecast phases with a series of their own, as `status.prediction.phase` shows them, and `off`. */
 export const forecastPhases = ["off", ...PHASES] as const;
 
-/** ManagedWorkloads per forecast phase; a status without a known one counts as `off`. */
+/**
+ * ManagedWorkloads per forecast phase; a status without a known one (forecasting turned off or not started, or a
+ * phase a newer version wrote) counts as `off`.
+ */
 export function countForecastPhases(
   workloads: readonly Pick<ManagedWorkload, "status">[],
 ): Record<(typeof forecastPhases)[number], number> {
@@ -183,6 +185,7 @@ export function countForecastPhases(
   return counts;
 }
 
+/** ManagedWorkloads per phase; one not yet reconciled (no status) counts as Pending. */
 export function countPhases(workloads: readonly Pick<ManagedWorkload, "status">[]): Record<Phase, number> {
   const counts = Object.fromEntries(phases.map((p) => [p, 0])) as Record<Phase, number>;
   for (const mw of workloads) counts[mw.status?.phase ?? "Pending"]++;

@@ -129,6 +129,8 @@ export class ForecastBook {
   readonly #history: boolean;
 
   constructor(base: Partial<ForecastConfig> = {}, options: ForecastBookOptions = {}) {
+    // Refused here, at start, rather than at every look.
+    forecastConfig(base);
     this.#base = base;
     this.#history = options.history ?? false;
   }

@@ -96,6 +96,10 @@ describe("asking for the history of a new engine", () => {
     ]);
   });
 
+  it("refuses a history window longer than an engine keeps when the book is made", () => {
+    expect(() => new ForecastBook({ historyDays: 28 }, { history: true })).toThrow(/historyDays/);
+  });
+
   it("does not ask before the retry after a failed read", () => {
     const book = waiting();
     book.historyUnavailable("k", mw, "HTTP 503", { retryable: true, nowMs: now });
