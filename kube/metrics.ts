@@ -86,33 +86,14 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
     buckets: waitBuckets,
     registers,
   });
-  const workloadsByPhase = options.workloadsByPhase;
-  new Gauge({
-    name: "napwake_workloads",
-    help: "ManagedWorkloads by phase.",
-    labelNames: ["phase"] as const,
+  phaseGauge(registers, "napwake_workloads", "ManagedWorkloads by phase.", phases, options.workloadsByPhase);
+  phaseGauge(
     registers,
-    collect() {
-      if (!workloadsByPhase) return;
-      this.reset();
-      for (const [phase, count] of Object.entries(phaseCounts(workloadsByPhase()))) {
-        this.set({ phase }, count);
-      }
-    },
-  });
-  const workloadsByForecastPhase = options.workloadsByForecastPhase;
-  new Gauge({
-    name: "napwake_forecast_workloads",
-    help: "ManagedWorkloads by the phase of their forecast (off: turned off, not started, or a phase not known here).",
-    labelNames: ["phase"] as const,
-    registers,
-    collect() {
-      if (!workloadsByForecastPhase) return;
-      this.reset();
-      const counts = workloadsByForecastPhase();
-      for (const phase of forecastPhases) this.set({ phase }, counts[phase] ?? 0);
-    },
-  });
+    "napwake_forecast_workloads",
+    "ManagedWorkloads by the phase of their forecast (off: turned off, not started, or a phase not known here).",
+    forecastPhases,
+    options.workloadsByForecastPhase,
+  );
   const pausesTotal = new Counter({
     name: "napwake_pauses_total",
     help: "Workloads scaled to zero by Napwake.",
@@ -152,13 +133,45 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
   };
 }
 
+/**
+ * A gauge of ManagedWorkloads per phase, read from `count` at each scrape: every phase in `known` has a series
+ * (0 when none), so absent() and rates behave; a phase not in it is shown as counted.
+ */
+function phaseGauge(
+  registers: Registry[],
+  name: string,
+  help: string,
+  known: readonly string[],
+  count: (() => Partial<Record<string, number>>) | undefined,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ["phase"] as const,
+    registers,
+    collect() {
+      if (!count) return;
+      this.reset();
+      for (const [phase, n] of Object.entries(allPhases(known, count()))) this.set({ phase }, n);
+    },
+  });
+}
+
 export function wakeSourceLabel(source: string): WakeSource | "other" {
   return (wakeSources as readonly string[]).includes(source) ? (source as WakeSource) : "other";
 }
 
 /** Every known phase (0 when absent, so a series never vanishes), plus any other phase reported. */
 export function phaseCounts(counts: Partial<Record<string, number>>): Record<string, number> {
-  const all: Record<string, number> = Object.fromEntries(phases.map((p) => [p, 0]));
+  return allPhases(phases, counts);
+}
+
+/** `counts` with every phase of `known` present, 0 where it has none. */
+function allPhases(
+  known: readonly string[],
+  counts: Partial<Record<string, number>>,
+): Record<string, number> {
+  const all: Record<string, number> = Object.fromEntries(known.map((p) => [p, 0]));
   for (const [phase, count] of Object.entries(counts)) all[phase] = count ?? 0;
   return all;
 }
