@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
+import { createEngine, encodeEngine, forecastConfig, observeAll, slotStartMs } from "../../forecast/index.ts";
+import { officeSeries } from "../../forecast/testing.ts";
 import { dailyPatternPoints, dailyPatternState } from "./forecast-fixtures.ts";
 import { closedSlots, ForecastBook, type PredictionStatus } from "./forecasting.ts";
 
@@ -127,6 +129,38 @@ describe("the forecast book", () => {
     );
     expect(look.advice?.vetoPause).toBe(veto);
     expect(look.advice?.idleWindowMs).toBe(window);
+  });
+
+  it("keeps its advice suspended across a restart: slots nobody watched neither end the silence nor add to it", () => {
+    // Three weeks of office hours learned up to a Monday that is a holiday, the workload paused all day.
+    const config = forecastConfig();
+    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
+    const engine = observeAll(createEngine(config), office, config).engine;
+    const encoded = encodeEngine(engine);
+    if (!encoded.ok) throw new Error(encoded.error.message);
+    const monday = slotStartMs(engine.nextSlot ?? 0);
+    const paused = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
+      ...mw({ forecast: { awakeBudget: "None" } }),
+      status: { phase: "Paused", ...(prediction ? { prediction } : {}) },
+    });
+    const lastActivity = monday - 6 * hour;
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state: encoded.value };
+    const book = new ForecastBook();
+    let advice: ReturnType<ForecastBook["look"]>["advice"] = null;
+    for (let t = monday; t <= monday + 10 * hour + 5 * 60_000; t += 5 * 60_000) {
+      ({ advice, prediction } = book.look("k", paused(prediction), t, 30 * 60_000, lastActivity));
+    }
+    expect(advice).toBeNull();
+    expect(prediction?.savedAt).toBe(new Date(monday + 10 * hour).toISOString());
+    // Restarted two slots after the hourly save: those slots are gaps to the restored engine.
+    const restarted = new ForecastBook().look(
+      "k",
+      paused(prediction),
+      monday + 10 * hour + 35 * 60_000,
+      30 * 60_000,
+      lastActivity,
+    );
+    expect(restarted.advice).toBeNull();
   });
 
   it("shows the same prediction at every look within a slot where activity is forecast, so status is not rewritten", () => {
