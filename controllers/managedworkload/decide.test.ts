@@ -77,6 +77,8 @@ function observe(over: Partial<Observation> = {}): Observation {
   };
 }
 
+const pausedCondition = (d: ReturnType<typeof decide>) =>
+  d.status.conditions?.find((c) => c.type === "Paused");
 const awakeFor = (minutes: number): ManagedWorkloadStatus => ({
   lastActivity: { time: iso(t0 - minutes * min), source: "cpu" },
 });
@@ -340,8 +342,6 @@ describe("decide: the pause and wake lifecycle", () => {
 });
 
 describe("decide: what the forecast decided shows in the Paused condition", () => {
-  const pausedCondition = (d: ReturnType<typeof decide>) =>
-    d.status.conditions?.find((c) => c.type === "Paused");
   it.each([
     {
       name: "a vetoed pause is reason ForecastVeto, with the forecast's why",
@@ -415,6 +415,42 @@ describe("decide: kubectl napwake requests", () => {
       expect(d.status.phase).toBe("Paused");
       status = d.status;
     }
+  });
+
+  it("keeps a pause by hand one when its status write was lost, until the workload is next woken", () => {
+    // Scaled to zero on kubectl napwake pause ten minutes ago; status still shows it awake since an hour ago.
+    const awake: ManagedWorkloadStatus = {
+      ...awakeFor(20),
+      conditions: [
+        {
+          type: "Paused",
+          status: "False",
+          reason: "Resumed",
+          message: "resumed to 3 replicas",
+          lastTransitionTime: iso(t0 - 60 * min),
+        },
+      ],
+    };
+    const byHand = { annotations: { [annotations.pauseRequested]: iso(t0 - 10 * min) } };
+    const d = decide(
+      observe({
+        mw: mw({}, awake, byHand),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        forecast: prewakeDue,
+      }),
+    );
+    expect(d.writes).toEqual([]);
+    expect(pausedCondition(d)).toMatchObject({ status: "True", reason: "Requested" });
+    // A pause request from before the workload's last wake is an old one: the forecast wakes this pause.
+    const older = { annotations: { [annotations.pauseRequested]: iso(t0 - 90 * min) } };
+    const woken = decide(
+      observe({
+        mw: mw({}, awake, older),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        forecast: prewakeDue,
+      }),
+    );
+    expect(woken.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
   });
 
   it("still wakes a workload paused by hand on a request", () => {

@@ -323,7 +323,17 @@ function whilePaused(
   // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
   // (traffic itself, or a resume request, still does).
   const pausedCondition = status.conditions?.find((c) => c.type === conditionTypes.paused);
-  const pausedByHand = pausedCondition?.status === "True" && pausedCondition.reason === "Requested";
+  // A status that does not say paused yet (the pause's status write was lost) is judged as the pause was:
+  // by a pause request since the workload was last woken.
+  const pausedByHand =
+    pausedCondition?.status === "True"
+      ? pausedCondition.reason === "Requested"
+      : pauseRequestedAfter(
+          obs,
+          conditionTime(status, conditionTypes.paused, "False") ??
+            timeOf(obs.mw.metadata.creationTimestamp) ??
+            Number.NEGATIVE_INFINITY,
+        ) !== null;
   const wake = inDryRun(obs)
     ? {
         action: "wake" as const,
@@ -399,13 +409,8 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
   // when the write that resumed it did not get as far as status).
   next = notPaused(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Active", "the workload is awake");
-  const requests = manualRequests(obs);
-  const pauseRequested = requests.pause;
-  const manual =
-    pauseRequested !== null &&
-    pauseRequested > awakeSinceMs &&
-    observedTime(pauseRequested, obs.nowMs) !== null &&
-    (requests.resume === null || pauseRequested > requests.resume);
+  const pauseRequested = pauseRequestedAfter(obs, awakeSinceMs);
+  const manual = pauseRequested !== null;
   const clock = manual
     ? {
         action: "pause" as const,
@@ -591,6 +596,20 @@ function latestActivity(
  * `kubectl napwake pause|resume` requests. The later of the two wins: compared with each other, not only with
  * times in status, so a status the cache has not caught up with cannot replay an older request.
  */
+/**
+ * When `kubectl napwake pause` asked for a pause after `sinceMs` (the workload's wake) and after any resume
+ * request, or null.
+ */
+function pauseRequestedAfter(obs: Observation, sinceMs: number): number | null {
+  const { pause, resume } = manualRequests(obs);
+  const asked =
+    pause !== null &&
+    pause > sinceMs &&
+    observedTime(pause, obs.nowMs) !== null &&
+    (resume === null || pause > resume);
+  return asked ? pause : null;
+}
+
 function manualRequests(obs: Observation): { pause: number | null; resume: number | null } {
   const a = obs.mw.metadata.annotations ?? {};
   return { pause: timeOf(a[annotations.pauseRequested]), resume: timeOf(a[annotations.resumeRequested]) };
