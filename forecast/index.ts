@@ -25,6 +25,7 @@ export {
   createEngine,
   type EngineEvent,
   type ForecastEngine,
+  historyAt,
   isActive,
   type Observation,
   observe,

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
-import { createEngine, encodeEngine, forecastConfig, observeAll, slotStartMs } from "../../forecast/index.ts";
+import {
+  createEngine,
+  decodeEngine,
+  encodeEngine,
+  forecastConfig,
+  historyAt,
+  observeAll,
+  slotOf,
+  slotStartMs,
+} from "../../forecast/index.ts";
 import { officeSeries } from "../../forecast/testing.ts";
 import { dailyPatternPoints, dailyPatternState } from "./forecast-fixtures.ts";
 import { closedSlots, ForecastBook, type PredictionStatus } from "./forecasting.ts";
@@ -486,6 +495,22 @@ describe("a new engine started from activity history", () => {
   const historyBook = () => new ForecastBook({}, { history: true });
   const minute = 60_000;
   const window = 30 * minute;
+
+  it("keeps the slots it learned live while the history was on its way", () => {
+    const asked = Date.parse("2026-11-23T10:14:00Z");
+    const awake: ManagedWorkload = { ...mw(), metadata: { ...mw().metadata, uid: "u1" } };
+    const book = historyBook();
+    book.look("k", awake, asked, window, asked - minute);
+    // Read up to the open slot (10:00, excluded); the next look, at 10:16, learns 10:00 live as active.
+    const points = dailyPatternPoints(slotStartMs(slotOf(asked)), 14);
+    book.look("k", awake, asked + 2 * minute, window, asked - minute);
+    book.learnHistory("k", awake, points);
+    const saved = book.look("k", awake, asked + 3 * minute, window, asked - minute).prediction?.state ?? "";
+    const engine = decodeEngine(saved, forecastConfig());
+    if (!engine.ok) throw new Error(engine.error.message);
+    expect(historyAt(engine.value, slotOf(asked))).toBe(1);
+    expect(historyAt(engine.value, slotOf(asked) - 1)).toBe(0);
+  });
 
   it("learns two weeks of history and is trusted at once: it vetoes a pause before the daily traffic", () => {
     const book = historyBook();

@@ -30,6 +30,7 @@ import {
   type ForecastEngine,
   forecastConfig,
   type GridPoint,
+  historyAt,
   idleWindowAwakeMs,
   isActive,
   observeAll,
@@ -247,8 +248,9 @@ export class ForecastBook {
 
   /**
    * Starts a new engine from activity history: a fresh engine learns the points before the open slot, in
-   * place of what the engine learned since it was made (the history holds that too), and is saved with the
-   * next look. One notice says what it learned; its phase changes and anomalies on the way are not news.
+   * place of what the engine learned since it was made (the history holds that too), then the slots the
+   * engine learned live after the history's end, and is saved with the next look. One notice says what it
+   * learned; its phase changes and anomalies on the way are not news.
    */
   learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
     const entry = this.#entries.get(key);
@@ -266,10 +268,7 @@ export class ForecastBook {
       return;
     }
     const config = this.#config(mw);
-    // Up to the open slot, as a look would leave it: the slot before it is always learned, if only as a gap.
-    const last = { slot: entry.openSlot - 1, value: null };
-    const upToOpen = before.at(-1)?.slot === last.slot ? before : [...before, last];
-    entry.engine = observeAll(createEngine(config), upToOpen, config).engine;
+    entry.engine = observeAll(createEngine(config), [...before, ...liveSince(entry, before)], config).engine;
     entry.history = "settled";
     entry.savedAtMs = null;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
@@ -398,6 +397,21 @@ export class ForecastBook {
 }
 
 /** A threshold read back from status, if it is a chance within the budget's bounds; else the default. */
+/**
+ * The slots after the history's last one up to the open slot, as the live engine learned them (a look that
+ * came before the history's answer): a gap where it learned none. The slot before the open one is always
+ * among them, as a look would leave it.
+ */
+function liveSince(entry: Entry, history: readonly GridPoint[]): GridPoint[] {
+  const after = history.at(-1)?.slot ?? entry.openSlot - 2;
+  const points: GridPoint[] = [];
+  for (let slot = after + 1; slot < entry.openSlot; slot++) {
+    const value = historyAt(entry.engine, slot);
+    points.push({ slot, value: Number.isNaN(value) ? null : value });
+  }
+  return points;
+}
+
 function restoredThreshold(value: unknown, config: ForecastConfig): number {
   const [low, high] = config.activityProbabilityBounds;
   return typeof value === "number" && value >= low && value <= high ? value : config.activityProbability;
