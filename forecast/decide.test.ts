@@ -172,6 +172,22 @@ describe("forecast decisions", () => {
       expect(decision.prewakeAtMs === null).toBe(suspended);
     });
 
+    it("suspends advice on a holiday of a sharp daily pattern, the last slot's miss notwithstanding", () => {
+      // Activity 10:00-12:00 every day for three weeks, learned as occupancy; then a day without any.
+      const sharp = observeAll(
+        createEngine(config),
+        Array.from({ length: 21 * DAY_SLOTS }, (_, i) => {
+          const daySlot = i % DAY_SLOTS;
+          return { slot: mondaySlot(0) - 21 * DAY_SLOTS + i, value: daySlot >= 40 && daySlot < 48 ? 1 : 0 };
+        }),
+        config,
+      ).engine;
+      const holiday = learnedUntil(sharp, 11 * 60);
+      const decision = decide(holiday, { nowMs: at(11 * 60) + MINUTE, idleWindowMs: 15 * MINUTE }, config);
+      expect(decision.vetoReason.code).toBe("forecast-missed");
+      expect(decision.prewakeAtMs).toBeNull();
+    });
+
     it("never lets one silent slot suspend advice, however sure the forecast was", () => {
       const wary = forecastConfig({ missedLikelihood: 0.05 });
       expect(forecastSlots(occupancy, mondaySlot(40), 1, wary)[0]?.probability).toBeGreaterThan(0.95);

@@ -11,6 +11,7 @@ import {
   forecastAt,
   type HwParams,
   type HwState,
+  patternForecastAt,
   type Seasonality,
   stepInPlace,
 } from "./holt-winters.ts";
@@ -205,8 +206,11 @@ function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig,
   const slot = draft.nextSlot as number;
   let learned = value;
   if (draft.model && draft.params) {
-    const expected = forecastAt(draft.model, draft.params, hwOptions(config), 1);
-    draft.silence = nextSilence(draft.silence, value, expected, draft.burstSize, config);
+    // The silence is weighed by what the learned pattern expects, as decisions are: the one-step correction
+    // for the last slot's miss would call each slot of a missed morning unexpected, and the silence would
+    // never build up while the pattern goes on vetoing pauses.
+    const pattern = patternForecastAt(draft.model, hwOptions(config), 1);
+    draft.silence = nextSilence(draft.silence, value, pattern, draft.burstSize, config);
     if (!Number.isNaN(value)) learned = scoreAndClip(draft, slot, value, config, events);
     stepInPlace(draft.model, draft.params, hwOptions(config), learned);
   }
