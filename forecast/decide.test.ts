@@ -172,6 +172,26 @@ describe("forecast decisions", () => {
       expect(decision.prewakeAtMs === null).toBe(suspended);
     });
 
+    it("starts the next day afresh after a quiet night nobody watched (the operator down)", () => {
+      const suspended = learnedUntil(trained, 8 * 60 + 45);
+      expect(
+        decide(suspended, { nowMs: at(8 * 60 + 45) + MINUTE, idleWindowMs: 15 * MINUTE }, config).prewakeAtMs,
+      ).toBeNull();
+      // Down from 08:45 until Tuesday 07:30: every slot in between is a gap.
+      const tuesday = (minutes: number) => DAY_SLOTS * 15 + minutes;
+      const gaps = Array.from({ length: (tuesday(7 * 60 + 30) - (8 * 60 + 45)) / 15 }, (_, i) => ({
+        slot: (suspended.nextSlot ?? 0) + i,
+        value: null,
+      }));
+      const restarted = observeAll(suspended, gaps, config).engine;
+      const decision = decide(
+        restarted,
+        { nowMs: at(tuesday(7 * 60 + 30)) + MINUTE, idleWindowMs: 15 * MINUTE },
+        config,
+      );
+      expect(decision.prewakeAtMs).toBe(at(tuesday(8 * 60)) - config.prewakeLeadMs);
+    });
+
     it("suspends advice on a holiday of a sharp daily pattern, the last slot's miss notwithstanding", () => {
       // Activity 10:00-12:00 every day for three weeks, learned as occupancy; then a day without any.
       const sharp = observeAll(

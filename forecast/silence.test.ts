@@ -24,11 +24,18 @@ describe("silence where activity was expected", () => {
     },
     { name: "ends with activity", from: started, value: 1, expected: 0.8, to: NO_SILENCE },
     {
-      name: "is kept as it was through a gap: a slot nobody watched (an operator restart) says nothing either way",
+      name: "is kept as it was through a gap where activity was expected: nobody watched (an operator restart)",
       from: started,
       value: Number.NaN,
       expected: 0.8,
       to: started,
+    },
+    {
+      name: "counts a gap where none was expected towards the quiet slots that end it",
+      from: { ...started, quietRun: config.missedResetQuietSlots - 1 },
+      value: Number.NaN,
+      expected: 0.05,
+      to: NO_SILENCE,
     },
     {
       name: "carries through a short lull where nothing was expected",

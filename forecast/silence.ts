@@ -1,8 +1,9 @@
 // How surprising the current silence is: while no activity comes, each slot where the forecast expected
 // some adds -ln(1 - its chance) to the evidence, so exp(-evidence) is the chance of the whole silence
 // under the forecasts made at the time. Activity ends the silence; so do enough slots in a row where none
-// was expected (a quiet night starts the next day afresh; a short lull does not). A gap (a slot nobody
-// watched: the operator restarting) neither ends it nor adds to it, so a restart does not end a suspension.
+// was expected, watched or not (a quiet night starts the next day afresh; a short lull does not). A gap
+// where activity was expected (nobody watched: the operator restarting) neither ends the silence nor adds
+// to it, so a restart does not end a suspension.
 
 import type { ForecastConfig } from "./config.ts";
 import { activityProbability, isActivityExpected } from "./probability.ts";
@@ -29,12 +30,12 @@ export function nextSilence(
   burstSize: number,
   config: ForecastConfig,
 ): Silence {
-  if (Number.isNaN(value)) return silence;
   if (value > 0) return NO_SILENCE;
   if (!isActivityExpected(expected, burstSize, config)) {
     const quietRun = silence.quietRun + 1;
     return quietRun >= config.missedResetQuietSlots ? NO_SILENCE : { ...silence, quietRun };
   }
+  if (Number.isNaN(value)) return silence;
   const chance = Math.min(MAX_SLOT_CHANCE, activityProbability(expected, burstSize));
   return { slots: silence.slots + 1, evidence: silence.evidence - Math.log1p(-chance), quietRun: 0 };
 }
