@@ -453,6 +453,33 @@ describe("decide: kubectl napwake requests", () => {
     expect(woken.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
   });
 
+  it("does not pause again, on the old request, a workload woken from a pause by hand whose status was lost", () => {
+    const awake: ManagedWorkloadStatus = {
+      ...awakeFor(20),
+      conditions: [
+        {
+          type: "Paused",
+          status: "False",
+          reason: "Resumed",
+          message: "resumed to 3 replicas",
+          lastTransitionTime: iso(t0 - 60 * min),
+        },
+      ],
+    };
+    const byHand = { annotations: { [annotations.pauseRequested]: iso(t0 - 10 * min) } };
+    const wake = decide(
+      observe({
+        mw: mw({}, awake, byHand),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+      }),
+    );
+    expect(wake.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+    expect(pausedCondition(wake)).toMatchObject({ status: "False", lastTransitionTime: iso(t0) });
+    const after = decide(observe({ nowMs: t0 + 30_000, mw: mw({}, wake.status, byHand), target: target(3) }));
+    expect(after.writes).toEqual([]);
+    expect(after.status.phase).toBe("Awake");
+  });
+
   it("still wakes a workload paused by hand on a request", () => {
     const d = decide(
       observe({

@@ -263,7 +263,7 @@ function awakeAgain(
   const note = finishedResume
     ? `finished resuming to ${pausedFrom} replicas`
     : `scaled to ${target.replicas} replicas outside Napwake while paused (from ${pausedFrom}); treated as awake`;
-  let next = notPaused(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
+  let next = woken(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
   if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
   return {
     writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
@@ -290,7 +290,7 @@ function undoneByGitOps(
 ): Decision {
   const pausesUndone = recordUndo(status.pausesUndone, undoer, obs.nowMs);
   const note = undoneNote(undoer, pausesUndone, target.replicas);
-  const next = notPaused(
+  const next = woken(
     obs,
     { ...status, pausesUndone, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } },
     "PauseUndone",
@@ -354,7 +354,7 @@ function whilePaused(
     // A pause that held an hour (the first hold-off) until Napwake woke the workload: no sync loop undid it, so
     // none is held off any longer. A shorter one says nothing of a loop that syncs less often.
     const held = pausedSinceMs !== null && obs.nowMs - pausedSinceMs >= FIRST_HOLD_OFF_MS;
-    const next = notPaused(
+    const next = woken(
       obs,
       {
         ...(held ? withoutKey(status, "pausesUndone") : status),
@@ -593,10 +593,6 @@ function latestActivity(
 }
 
 /**
- * `kubectl napwake pause|resume` requests. The later of the two wins: compared with each other, not only with
- * times in status, so a status the cache has not caught up with cannot replay an older request.
- */
-/**
  * When `kubectl napwake pause` asked for a pause after `sinceMs` (the workload's wake) and after any resume
  * request, or null.
  */
@@ -610,6 +606,10 @@ function pauseRequestedAfter(obs: Observation, sinceMs: number): number | null {
   return asked ? pause : null;
 }
 
+/**
+ * `kubectl napwake pause|resume` requests. The later of the two wins: compared with each other, not only with
+ * times in status, so a status the cache has not caught up with cannot replay an older request.
+ */
 function manualRequests(obs: Observation): { pause: number | null; resume: number | null } {
   const a = obs.mw.metadata.annotations ?? {};
   return { pause: timeOf(a[annotations.pauseRequested]), resume: timeOf(a[annotations.resumeRequested]) };
@@ -664,6 +664,21 @@ function notPaused(
   message: string,
 ): ManagedWorkloadStatus {
   return condition(obs, status, conditionTypes.paused, "False", reason, message);
+}
+
+/**
+ * Paused=False from now. A wake is a transition even where the pause's status write was lost (the status
+ * still says awake, since before the pause): the workload is awake since this wake, so neither the idle
+ * clock nor a pause request from before it counts from the older time.
+ */
+function woken(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  reason: string,
+  message: string,
+): ManagedWorkloadStatus {
+  const conditions = (status.conditions ?? []).filter((c) => c.type !== conditionTypes.paused);
+  return notPaused(obs, { ...status, conditions }, reason, message);
 }
 
 function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner | null {

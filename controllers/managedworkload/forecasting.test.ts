@@ -496,15 +496,19 @@ describe("a new engine started from activity history", () => {
   const minute = 60_000;
   const window = 30 * minute;
 
-  it("keeps the slots it learned live while the history was on its way", () => {
+  it.each([
+    { what: "after the history's end", lagging: false },
+    { what: "where Prometheus had no answer yet", lagging: true },
+  ])("keeps the slots it learned live while the history was on its way, $what", ({ lagging }) => {
     const asked = Date.parse("2026-11-23T10:14:00Z");
     const awake: ManagedWorkload = { ...mw(), metadata: { ...mw().metadata, uid: "u1" } };
     const book = historyBook();
     book.look("k", awake, asked, window, asked - minute);
-    // Read up to the open slot (10:00, excluded); the next look, at 10:16, learns 10:00 live as active.
-    const points = dailyPatternPoints(slotStartMs(slotOf(asked)), 14);
+    // The next look, at 10:16, learns 10:00 live as active. The history ends before it (read up to the slot
+    // open when asked) or, read later, holds it without an answer.
     book.look("k", awake, asked + 2 * minute, window, asked - minute);
-    book.learnHistory("k", awake, points);
+    const points = dailyPatternPoints(slotStartMs(slotOf(asked)), 14);
+    book.learnHistory("k", awake, lagging ? [...points, { slot: slotOf(asked), value: null }] : points);
     const saved = book.look("k", awake, asked + 3 * minute, window, asked - minute).prediction?.state ?? "";
     const engine = decodeEngine(saved, forecastConfig());
     if (!engine.ok) throw new Error(engine.error.message);

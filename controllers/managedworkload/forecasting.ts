@@ -248,9 +248,9 @@ export class ForecastBook {
 
   /**
    * Starts a new engine from activity history: a fresh engine learns the points before the open slot, in
-   * place of what the engine learned since it was made (the history holds that too), then the slots the
-   * engine learned live after the history's end, and is saved with the next look. One notice says what it
-   * learned; its phase changes and anomalies on the way are not news.
+   * place of what the engine learned since it was made (the history holds that too, except where Prometheus
+   * had no answer yet), then the slots the engine learned live after the history's end, and is saved with
+   * the next look. One notice says what it learned; its phase changes and anomalies on the way are not news.
    */
   learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
     const entry = this.#entries.get(key);
@@ -268,7 +268,8 @@ export class ForecastBook {
       return;
     }
     const config = this.#config(mw);
-    entry.engine = observeAll(createEngine(config), [...before, ...liveSince(entry, before)], config).engine;
+    const learned = [...before.map((point) => orLive(entry, point)), ...liveSince(entry, before)];
+    entry.engine = observeAll(createEngine(config), learned, config).engine;
     entry.history = "settled";
     entry.savedAtMs = null;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
@@ -396,12 +397,18 @@ export class ForecastBook {
   }
 }
 
-/** A threshold read back from status, if it is a chance within the budget's bounds; else the default. */
 /**
  * The slots after the history's last one up to the open slot, as the live engine learned them (a look that
  * came before the history's answer): a gap where it learned none. The slot before the open one is always
  * among them, as a look would leave it.
  */
+/** A history slot Prometheus had no answer for (not yet scraped, say) as the live engine learned it, if it did. */
+function orLive(entry: Entry, point: GridPoint): GridPoint {
+  if (point.value !== null) return point;
+  const live = historyAt(entry.engine, point.slot);
+  return Number.isNaN(live) ? point : { slot: point.slot, value: live };
+}
+
 function liveSince(entry: Entry, history: readonly GridPoint[]): GridPoint[] {
   const after = history.at(-1)?.slot ?? entry.openSlot - 2;
   const points: GridPoint[] = [];
@@ -412,6 +419,7 @@ function liveSince(entry: Entry, history: readonly GridPoint[]): GridPoint[] {
   return points;
 }
 
+/** A threshold read back from status, if it is a chance within the budget's bounds; else the default. */
 function restoredThreshold(value: unknown, config: ForecastConfig): number {
   const [low, high] = config.activityProbabilityBounds;
   return typeof value === "number" && value >= low && value <= high ? value : config.activityProbability;
