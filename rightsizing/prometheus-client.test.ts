@@ -61,6 +61,31 @@ describe("prometheusClient", () => {
     expect(requests[0]?.init?.headers).toMatchObject({ authorization: "Bearer t0k", "X-Scope-OrgID": "eu" });
   });
 
+  it("keeps +Inf and -Inf as infinities: only NaN is no value", async () => {
+    const infinite = JSON.stringify({
+      status: "success",
+      data: {
+        resultType: "matrix",
+        result: [
+          {
+            metric: {},
+            values: [
+              [1700000000, "+Inf"],
+              [1700000300, "-Inf"],
+              [1700000600, "NaN"],
+            ],
+          },
+        ],
+      },
+    });
+    const { options } = scripted([{ status: 200, body: infinite }]);
+    const result = await prometheusClient(options).queryRange("sum(queue) / sum(replicas)", range);
+    expect(result.ok && result.value[0]?.points).toEqual([
+      [1_700_000_000_000, Number.POSITIVE_INFINITY],
+      [1_700_000_300_000, Number.NEGATIVE_INFINITY],
+    ]);
+  });
+
   it.each<[string, Reply[], number, number[]]>([
     [
       "retries a 503 with growing, jittered backoff",
@@ -77,6 +102,15 @@ describe("prometheusClient", () => {
       "retries a 429",
       [
         { status: 429, body: "slow down" },
+        { status: 200, body: matrix },
+      ],
+      2,
+      [50],
+    ],
+    [
+      "retries a 429 whose words name a limit (a rate limit is not a query too large)",
+      [
+        { status: 429, body: "Rate limit exceeded" },
         { status: 200, body: matrix },
       ],
       2,

@@ -30,7 +30,7 @@ export type PromResult<T> =
   | { readonly ok: true; readonly value: T; readonly warnings: readonly string[] }
   | { readonly ok: false; readonly error: PrometheusError };
 
-/** One series of a range query: times in epoch ms, values as numbers (NaN and infinities dropped). */
+/** One series of a range query: times in epoch ms, values as numbers (NaN dropped, `+Inf` and `-Inf` kept). */
 export type RangeSeries = {
   readonly metric: Readonly<Record<string, string>>;
   readonly points: readonly (readonly [t: number, value: number])[];
@@ -201,8 +201,15 @@ function interpret(status: number, text: string): Attempt {
   const message = body?.error
     ? `${body.errorType ?? "error"}: ${body.error}`
     : `HTTP ${status}: ${snippet(text)}`;
+  // A rate limit ("rate limit exceeded") or an overloaded server is asked again, whatever its words; only a
+  // refused query says it would read or return too much.
+  if (status === 429 || status >= 500) {
+    if (status !== 429 && tooLargePattern.test(message)) {
+      return { ok: false, retry: false, kind: "too-large", message, status };
+    }
+    return { ok: false, retry: true, kind: "http", message, status };
+  }
   if (tooLargePattern.test(message)) return { ok: false, retry: false, kind: "too-large", message, status };
-  if (status >= 500 || status === 429) return { ok: false, retry: true, kind: "http", message, status };
   // 400 bad_data and 422 execution errors: the same query fails the same way again.
   const isQueryError = status === 400 || status === 422;
   return { ok: false, retry: false, kind: isQueryError ? "query" : "http", message, status };
@@ -231,6 +238,16 @@ async function readBounded(res: Response, maxBytes: number): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/**
+ * A sample value as Prometheus writes it: a decimal, or `+Inf`, `-Inf`, `NaN` (which JavaScript's Number
+ * reads as NaN for the infinities). Anything else is NaN.
+ */
+export function parseSampleValue(text: unknown): number {
+  if (text === "+Inf" || text === "Inf") return Number.POSITIVE_INFINITY;
+  if (text === "-Inf") return Number.NEGATIVE_INFINITY;
+  return typeof text === "string" && text.trim() !== "" ? Number(text) : Number.NaN;
+}
+
 function parseMatrix(body: ApiBody): RangeSeries[] | null {
   if (body.data?.resultType !== "matrix" || !Array.isArray(body.data.result)) return null;
   const series: RangeSeries[] = [];
@@ -238,8 +255,8 @@ function parseMatrix(body: ApiBody): RangeSeries[] | null {
     if (!item || typeof item !== "object" || !Array.isArray(item.values)) return null;
     const points: [number, number][] = [];
     for (const [t, v] of item.values) {
-      const value = Number(v);
-      if (Number.isFinite(value)) points.push([Math.round(t * 1000), value]);
+      const value = parseSampleValue(v);
+      if (!Number.isNaN(value)) points.push([Math.round(t * 1000), value]);
     }
     series.push({ metric: item.metric ?? {}, points });
   }
@@ -251,8 +268,8 @@ function parseVector(body: ApiBody): InstantSample[] | null {
   const samples: InstantSample[] = [];
   for (const item of body.data.result as { metric?: Record<string, string>; value?: [number, string] }[]) {
     if (!item || typeof item !== "object" || !Array.isArray(item.value)) return null;
-    const value = Number(item.value[1]);
-    if (Number.isFinite(value)) samples.push({ metric: item.metric ?? {}, value });
+    const value = parseSampleValue(item.value[1]);
+    if (!Number.isNaN(value)) samples.push({ metric: item.metric ?? {}, value });
   }
   return samples;
 }

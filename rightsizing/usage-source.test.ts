@@ -95,6 +95,14 @@ describe("assembleHistories", () => {
     expect([...histories.keys()]).toEqual([]);
   });
 
+  it("learns no usage from an infinite sample", () => {
+    const collected = empty();
+    collected.cpu.push(series(podA, "app", [[0, Number.POSITIVE_INFINITY]]));
+    collected.memory.push(series(podA, "app", [[0, Number.POSITIVE_INFINITY]]));
+    const { histories } = assembleHistories([api], collected, { start: at(0), end: at(0) }, STEP);
+    expect(histories.get("shop/Deployment/api/app")?.samples.filter((s) => s.present)).toEqual([]);
+  });
+
   it("starts a new container at its first sample", () => {
     const collected = empty();
     collected.cpu.push(series(podA, "app", [[3, 0.5]]));

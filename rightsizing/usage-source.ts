@@ -385,7 +385,8 @@ function historyAssembler(
             metric === "memory" ? arrayOf(memoryByPod, podKey, () => new Float32Array(steps)) : null;
           for (const [t, v] of series.points) {
             const i = indexOf(t);
-            if (i < 0) continue;
+            // An infinite usage (a rate over a counter reset gone wrong) is no usage to learn from.
+            if (i < 0 || !Number.isFinite(v)) continue;
             const current = values[i] ?? Number.NaN;
             values[i] = Number.isNaN(current) ? v : Math.max(current, v);
             if (perPod) perPod[i] = v;

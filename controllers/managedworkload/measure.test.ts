@@ -89,3 +89,36 @@ describe("pod CPU from metrics.k8s.io", () => {
     expect((await other).cpuCores).toBeCloseTo(0.03);
   });
 });
+
+describe("activity queries", () => {
+  /** A meter whose Prometheus answers every instant query with `data`. */
+  const answering = (data: unknown) =>
+    activityMeter({
+      custom: podMetrics([]).custom,
+      prometheusUrl: "http://prom:9090",
+      fetch: async () => new Response(JSON.stringify({ status: "success", data })),
+    });
+  const backlog = { name: "backlog", query: "q", threshold: 5 };
+  const vector = (...values: string[]) => ({
+    resultType: "vector",
+    result: values.map((v) => ({ value: [1, v] })),
+  });
+
+  it.each([
+    { what: "a scalar (scalar(...))", data: { resultType: "scalar", result: [1, "20"] }, active: true },
+    { what: "+Inf (a backlog over zero replicas), above any threshold", data: vector("+Inf"), active: true },
+    { what: "-Inf, below any threshold", data: vector("-Inf"), active: false },
+    { what: "the first series with a number, past a NaN (0/0)", data: vector("NaN", "50"), active: true },
+    { what: "nothing from NaN alone", data: vector("NaN"), active: null },
+    { what: "nothing from no series", data: vector(), active: null },
+  ])("reads $what", async ({ data, active }) => {
+    const sample = await answering(data).measure({
+      namespace: "shop",
+      selector: undefined,
+      replicas: 0,
+      queries: [backlog],
+      nowMs: 1_000,
+    });
+    expect(sample.queries[0]?.active).toBe(active);
+  });
+});

@@ -4,7 +4,7 @@ import { abortableBy, deadline, untilAborted } from "../../kube/abort.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
 import { matchesSelector, type SelectorLike } from "../../kube/selectors.ts";
 import { SharedSnapshots } from "../../kube/shared-snapshots.ts";
-import { isQueryActive } from "./activity-rules.ts";
+import { firstValue, type InstantAnswer, isQueryActive } from "./activity-rules.ts";
 import type { ActivitySample } from "./observation.ts";
 
 type PodMetrics = {
@@ -81,15 +81,10 @@ export function activityMeter(deps: {
     const url = `${deps.prometheusUrl}/api/v1/query?${new URLSearchParams({ query: q.query })}`;
     const timeout = AbortSignal.timeout(timeoutMs);
     const res = await doFetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-    const body = (await res.json()) as {
-      status: string;
-      error?: string;
-      data?: { result?: { value: [number, string] }[] };
-    };
+    const body = (await res.json()) as { status: string; error?: string; data?: InstantAnswer };
     if (body.status !== "success") throw new Error(body.error ?? `HTTP ${res.status}`);
-    const first = body.data?.result?.[0];
-    if (!first) throw new Error("the query returned no series");
-    const value = Number(first.value[1]);
+    const value = firstValue(body.data);
+    if (value === null) throw new Error("the query returned no series with a value");
     return isQueryActive(q, value);
   }
 
