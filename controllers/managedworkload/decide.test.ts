@@ -681,6 +681,32 @@ describe("decide: recovering from a status write that was lost", () => {
   });
 });
 
+describe("decide: a workload back under Napwake's watch", () => {
+  /** Awake and busy five hours ago, then outside Napwake's watch in the way given, for three hours. */
+  function unmanagedSince(outside: Partial<Observation>): ManagedWorkloadStatus {
+    const awake = decide(observe({ nowMs: t0 - 300 * min, mw: mw(), activity: busy(t0 - 300 * min) }));
+    const away = decide(observe({ nowMs: t0 - 180 * min, mw: mw({}, awake.status), ...outside }));
+    expect(away.status.phase).toBe("Unmanaged");
+    return away.status;
+  }
+
+  it.each([
+    { how: "scaled to zero by someone else, then up again", outside: { target: target(0), activity: null } },
+    {
+      how: "let go for the ignore label, which is now removed",
+      outside: { target: target(3, {}, { [labels.ignore]: "" }) },
+    },
+  ])("gets a full idle window when $how, at this reconcile and the next", ({ outside }) => {
+    const back = decide(observe({ mw: mw({}, unmanagedSince(outside)), target: target(3) }));
+    expect(back.writes).toEqual([]);
+    expect(back.status.phase).toBe("Awake");
+    const next = decide(observe({ nowMs: t0 + 60_000, mw: mw({}, back.status), target: target(3) }));
+    expect(next.writes).toEqual([]);
+    const later = decide(observe({ nowMs: t0 + 31 * min, mw: mw({}, next.status), target: target(3) }));
+    expect(later.writes.map((w) => w.kind)).toContain("scale");
+  });
+});
+
 describe("decide: stamps from a clock a little ahead", () => {
   const paused = target(0, { [annotations.pausedFrom]: "3" });
   it.each([

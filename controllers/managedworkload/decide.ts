@@ -398,17 +398,26 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // at most now, so the workload gets a full idle window rather than being paused straight back.
   const stillPausedInStatus =
     conditionTime(status, conditionTypes.paused, "True") !== null || status.pausedAt !== undefined;
-  const awakeSinceMs = stillPausedInStatus
-    ? obs.nowMs
-    : (conditionTime(status, conditionTypes.paused, "False") ??
-      timeOf(obs.mw.metadata.creationTimestamp) ??
-      obs.nowMs);
+  // Back under Napwake's watch (it was scaled to zero by someone else, let go, protected, or not there yet):
+  // nothing was measured meanwhile, so it is awake since now, with a full idle window.
+  const returning = status.phase === "Unmanaged";
+  const awakeSinceMs =
+    stillPausedInStatus || returning
+      ? obs.nowMs
+      : (conditionTime(status, conditionTypes.paused, "False") ??
+        timeOf(obs.mw.metadata.creationTimestamp) ??
+        obs.nowMs);
   let next: ManagedWorkloadStatus = activity
     ? { ...status, lastActivity: { time: iso(activity.ms), source: activity.source } }
     : status;
   // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
   // when the write that resumed it did not get as far as status).
-  next = notPaused(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Active", "the workload is awake");
+  next = (returning ? woken : notPaused)(
+    obs,
+    withoutKeys(next, ["pausedFrom", "pausedAt"]),
+    "Active",
+    "the workload is awake",
+  );
   const pauseRequested = pauseRequestedAfter(obs, awakeSinceMs);
   const manual = pauseRequested !== null;
   const clock = manual
