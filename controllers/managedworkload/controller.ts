@@ -198,7 +198,7 @@ export async function startManagedWorkloadController(
     // Paused workloads have no pods: only their queries can tell activity.
     if (paused && queries.length === 0) return null;
     const interval = paused ? deps.settings.pausedCheckIntervalMs : deps.settings.checkIntervalMs;
-    if (previous && nowMs - previous.atMs < interval / 2) return previous;
+    if (previous && sampleReusable(previous, nowMs, interval)) return previous;
     const sample = await deps.meter.measure({
       namespace: target.namespace,
       selector: workload.spec?.selector,
@@ -335,6 +335,18 @@ export function askForHistory(
   }
   const toSlot = slotOf(nowMs);
   histories.request(key, mw, toSlot - forecasts.historyWindowSlots(), toSlot);
+}
+
+/**
+ * Whether the last activity sample may stand for a check at `nowMs`: taken within half a check interval, and
+ * not ahead of now (a clock stepped back would otherwise reuse it until it caught up).
+ */
+export function sampleReusable(
+  previous: Pick<ActivitySample, "atMs">,
+  nowMs: number,
+  intervalMs: number,
+): boolean {
+  return previous.atMs <= nowMs && nowMs - previous.atMs < intervalMs / 2;
 }
 
 /** What woke a workload, for the wakes metric: the forecast, or the source of its last activity. */

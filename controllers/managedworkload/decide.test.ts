@@ -681,6 +681,16 @@ describe("decide: recovering from a status write that was lost", () => {
   });
 });
 
+describe("decide: the operator's clock stepping back", () => {
+  it("takes Napwake's own activity stamp from ahead of now as now, and writes it back so", () => {
+    // Busy until just now by the old clock, which then stepped back 20 minutes; this sample is idle.
+    const status = { ...awakeFor(0), lastActivity: { time: iso(t0 + 20 * min), source: "cpu" as const } };
+    const d = decide(observe({ mw: mw({}, status), activity: idle(t0) }));
+    expect(d.writes).toEqual([]);
+    expect(d.status.lastActivity?.time).toBe(iso(t0));
+  });
+});
+
 describe("decide: a workload back under Napwake's watch", () => {
   /** Awake and busy five hours ago, then outside Napwake's watch in the way given, for three hours. */
   function unmanagedSince(outside: Partial<Observation>): ManagedWorkloadStatus {

@@ -584,7 +584,11 @@ function latestActivity(
     const at = observedTime(ms, obs.nowMs);
     if (at !== null) candidates.push({ ms: at, source });
   };
-  add(timeOf(status.lastActivity?.time), status.lastActivity?.source ?? "annotation");
+  // Napwake's own stamp, written by this clock (or a former leader's): one ahead of now means the clock
+  // stepped back, and it counts as now. Written back as now, it cannot hold the workload awake for longer.
+  const own = timeOf(status.lastActivity?.time);
+  if (own !== null)
+    candidates.push({ ms: Math.min(own, obs.nowMs), source: status.lastActivity?.source ?? "annotation" });
   add(timeOf(target.annotations[annotations.lastRequest]), "request");
   add(timeOf(target.annotations[annotations.activity]), "annotation");
   const requests = manualRequests(obs);
