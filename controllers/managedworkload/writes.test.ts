@@ -100,12 +100,25 @@ describe("makeWrites", () => {
           pausedFrom: t.annotations["napwake.dev/paused-from"],
         }),
       scale: async (t: TargetState) => void seen.push({ write: "scale", replicas: t.replicas }),
-      apply: async () => {},
+      confirmTarget: async (t: TargetState) => void seen.push({ write: "confirm", replicas: t.replicas }),
+      apply: async () => void seen.push({ write: "apply", replicas: -1 }),
       writeStatus: async () => "",
     };
     const paused = { ...target, replicas: 0, annotations: { "napwake.dev/paused-from": "3" } };
-    await makeWrites([{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }], paused, cluster);
+    const release = { apiVersion: "keda.sh/v1alpha1", kind: "ScaledObject", metadata: { name: "web" } };
+    await makeWrites(
+      [
+        { kind: "apply", object: release, why: "release web" },
+        { kind: "scale", from: 0, to: 3 },
+        { kind: "forget-paused-from" },
+      ],
+      paused,
+      cluster,
+    );
     expect(seen).toEqual([
+      // A ScaledObject's release is made only once the workload is confirmed as decided on.
+      { write: "confirm", replicas: 0 },
+      { write: "apply", replicas: -1 },
       { write: "scale", replicas: 0 },
       { write: "forget", replicas: 3, pausedFrom: "3" },
     ]);

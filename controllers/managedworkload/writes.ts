@@ -20,6 +20,11 @@ import type { TargetState, Write } from "./observation.ts";
 export interface ClusterWrites {
   recordPausedFrom(target: TargetState, replicas: number): Promise<void>;
   forgetPausedFrom(target: TargetState): Promise<void>;
+  /**
+   * Throws StaleTargetError unless the workload still has the replicas and paused-from of `target`: made
+   * before a write to another object (a ScaledObject's hold) that is only right for that view of it.
+   */
+  confirmTarget(target: TargetState): Promise<void>;
   scale(target: TargetState, from: number, to: number): Promise<void>;
   apply(object: KubernetesObject): Promise<void>;
   /**
@@ -42,6 +47,24 @@ export function clusterWrites(clients: {
 }): ClusterWrites {
   const { apps, custom, objects, fieldManager } = clients;
   const pausedFromPath = `/metadata/annotations/${annotations.pausedFrom.replace("/", "~1")}`;
+  /** A JSON patch that applies only while the workload has the replicas and paused-from of `target`. */
+  async function patchIfAsSeen(target: TargetState, operations: object[], what: string): Promise<void> {
+    const value = target.annotations[annotations.pausedFrom];
+    const body = [
+      { op: "test", path: "/spec/replicas", value: target.replicas },
+      ...(value === undefined ? [] : [{ op: "test", path: pausedFromPath, value }]),
+      ...operations,
+    ];
+    const options = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
+    const ref = { name: target.name, namespace: target.namespace, body, fieldManager };
+    try {
+      if (target.kind === "Deployment") await apps.patchNamespacedDeployment(ref, options);
+      else await apps.patchNamespacedStatefulSet(ref, options);
+    } catch (err) {
+      if (httpCode(err) === 422) throw new StaleTargetError(`${target.kind} ${target.name} changed: ${what}`);
+      throw err;
+    }
+  }
   return {
     async recordPausedFrom(target, replicas) {
       // Server-side apply of the one annotation: Napwake owns exactly this field of the workload.
@@ -63,33 +86,14 @@ export function clusterWrites(clients: {
       );
     },
     async forgetPausedFrom(target) {
-      // A JSON patch guarded by tests: removes the count only if it is still the one we decided on (whoever
-      // set it) and the workload still has the replicas we saw. A cache that has not yet seen our own scale
-      // to zero would otherwise make a paused workload look awake, and forgetting its count then loses it.
-      const value = target.annotations[annotations.pausedFrom];
-      const patch = [
-        { op: "test", path: "/spec/replicas", value: target.replicas },
-        { op: "test", path: pausedFromPath, value },
-        { op: "remove", path: pausedFromPath },
-      ];
-      const options = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
-      try {
-        if (target.kind === "Deployment") {
-          await apps.patchNamespacedDeployment(
-            { name: target.name, namespace: target.namespace, body: patch, fieldManager },
-            options,
-          );
-        } else {
-          await apps.patchNamespacedStatefulSet(
-            { name: target.name, namespace: target.namespace, body: patch, fieldManager },
-            options,
-          );
-        }
-      } catch (err) {
-        if (httpCode(err) === 422)
-          throw new StaleTargetError(`paused-from of ${target.kind} ${target.name} changed`);
-        throw err;
-      }
+      // Removes the count only if it is still the one we decided on (whoever set it) and the workload still
+      // has the replicas we saw. A cache that has not yet seen our own scale to zero would otherwise make a
+      // paused workload look awake, and forgetting its count then loses it.
+      await patchIfAsSeen(target, [{ op: "remove", path: pausedFromPath }], "paused-from or replicas");
+    },
+    async confirmTarget(target) {
+      // Tests alone: the workload is unchanged (the API server writes nothing for a patch that changes nothing).
+      await patchIfAsSeen(target, [], "replicas or paused-from, before a write that depends on them");
     },
     async scale(target, from, to) {
       const ref = { name: target.name, namespace: target.namespace };
@@ -155,6 +159,9 @@ export async function makeWrites(
         current = { ...current, replicas: write.to };
         break;
       case "apply":
+        // A ScaledObject's hold or release is right only for the workload as decided on: a cache behind
+        // our own resume or pause would otherwise re-hold a woken workload or release a paused one.
+        await cluster.confirmTarget(current);
         await cluster.apply(write.object);
         break;
     }

@@ -58,6 +58,11 @@ function dyingWrites(
     },
     recordPausedFrom: guard("record-paused-from", real.recordPausedFrom, target),
     forgetPausedFrom: guard("forget-paused-from", real.forgetPausedFrom, target),
+    // Changes nothing, so it is not one of the writes counted; a killed operator makes it no more.
+    async confirmTarget(t) {
+      if (made.length >= limit) throw new Error(`operator killed after ${limit} writes`);
+      await real.confirmTarget(t);
+    },
     scale: guard("scale", real.scale, target),
     apply: guard("apply", real.apply, (o) => o.metadata?.name ?? ""),
     writeStatus: guard("status", real.writeStatus, (mw) => mw.spec.targetRef.name),

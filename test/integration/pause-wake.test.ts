@@ -124,5 +124,11 @@ describe("pause and wake on the real control plane", () => {
     const live = await clients.apps.readNamespacedDeployment({ namespace, name: "stale" });
     expect(live.metadata?.annotations?.[annotations.pausedFrom]).toBe("3");
     expect(live.spec?.replicas).toBe(0);
+    // The confirmation made before a ScaledObject's hold or release: refused on the stale view, passed on the
+    // live one, and it changes nothing (no new resourceVersion).
+    await expect(realWrites(clients).confirmTarget(staleView)).rejects.toBeInstanceOf(StaleTargetError);
+    await realWrites(clients).confirmTarget({ ...staleView, replicas: 0 });
+    const after = await clients.apps.readNamespacedDeployment({ namespace, name: "stale" });
+    expect(after.metadata?.resourceVersion).toBe(live.metadata?.resourceVersion);
   });
 });
