@@ -71,11 +71,9 @@ export function autoscalersFor(
   hpas: readonly Hpa[],
   scaledObjects: readonly ScaledObject[],
 ): FoundAutoscaler[] {
-  const kedaObjects = scaledObjects
-    .filter((so) => scalesTarget(so.spec?.scaleTargetRef, target, "Deployment"))
-    .map((so) =>
-      found("ScaledObject", so.metadata?.name, so.spec?.minReplicaCount, so.spec?.maxReplicaCount),
-    );
+  const kedaObjects = scaledObjectsOf(target, scaledObjects).map((so) =>
+    found("ScaledObject", so.metadata?.name, so.spec?.minReplicaCount, so.spec?.maxReplicaCount),
+  );
   const kedaNames = new Set(kedaObjects.map((so) => so.name));
   const ownedByKeda = (hpa: Hpa) =>
     (hpa.metadata?.ownerReferences ?? []).some(
@@ -155,6 +153,22 @@ export function decideScaledObjectHold(
     return { action: "apply", object: scaledObjectHoldApply(so, false), reason: `release ${name}` };
   }
   return { action: "none", reason: `${name} is not held by Napwake` };
+}
+
+/** The ScaledObjects among `scaledObjects` that scale `target`. */
+export function scaledObjectsOf(target: Target, scaledObjects: readonly ScaledObject[]): ScaledObject[] {
+  return scaledObjects.filter((so) => scalesTarget(so.spec?.scaleTargetRef, target, "Deployment"));
+}
+
+/** The applies that hold `scaledObjects` at zero (`hold`) or release Napwake's hold, in order. */
+export function scaledObjectHoldApplies(
+  scaledObjects: readonly ScaledObject[],
+  hold: boolean,
+  ourManager: string,
+): { object: KubernetesObject; reason: string }[] {
+  return scaledObjects
+    .map((so) => decideScaledObjectHold(so, hold, ourManager))
+    .flatMap((d) => (d.action === "apply" ? [{ object: d.object, reason: d.reason }] : []));
 }
 
 /**

@@ -30,7 +30,7 @@ import {
 } from "../../api/managedworkload.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
-import { decideScaledObjectHold, type ScaledObject, scaledObjectHeldElsewhere } from "./autoscalers.ts";
+import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldApplies } from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
 import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
 import { FIRST_HOLD_OFF_MS, pauseHeldOff, recordUndo, undoneBy, undoneNote } from "./undone-pauses.ts";
@@ -661,11 +661,13 @@ function targetScaledObjects(obs: Observation): ScaledObject[] {
 }
 
 function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
-  return targetScaledObjects(obs)
-    .map((so) => decideScaledObjectHold(so, hold, obs.fieldManager))
-    .flatMap((d): Write[] =>
-      d.action === "apply" && d.object ? [{ kind: "apply", object: d.object, why: d.reason }] : [],
-    );
+  return scaledObjectHoldApplies(targetScaledObjects(obs), hold, obs.fieldManager).map(
+    ({ object, reason }) => ({
+      kind: "apply",
+      object,
+      why: reason,
+    }),
+  );
 }
 
 // ---- small pure helpers ----

@@ -15,6 +15,11 @@ import { httpCode } from "../../kube/errors.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { Caches } from "../caches.ts";
+import {
+  type ScaledObject,
+  scaledObjectHoldApplies,
+  scaledObjectsOf,
+} from "../managedworkload/autoscalers.ts";
 import { pausedFromOf } from "../managedworkload/decide.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
 import { makeWrites } from "../managedworkload/writes.ts";
@@ -129,9 +134,15 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
       annotations: object.metadata?.annotations ?? {},
       managedFields: [],
     };
-    // The same ordered writes as a resume of the ManagedWorkload controller (scale up, then forget the count).
+    // The same ordered writes as a resume of the ManagedWorkload controller: release Napwake's hold on the
+    // workload's ScaledObjects (KEDA would keep it at zero, and its autoscaling paused, for good), scale up,
+    // then forget the count.
+    const listed = (caches.scaledObjects?.cache.list(target.namespace) ?? []) as ScaledObject[];
+    const scaledObjects = scaledObjectsOf(target, listed);
+    const releases = scaledObjectHoldApplies(scaledObjects, false, deps.fieldManager);
     await makeWrites(
       [
+        ...releases.map(({ object, reason }) => ({ kind: "apply" as const, object, why: reason })),
         ...(target.replicas === 0 ? [{ kind: "scale" as const, from: 0, to: from }] : []),
         { kind: "forget-paused-from" as const },
       ],

@@ -1,7 +1,10 @@
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { annotations, labels } from "../../api/keys.ts";
+import { annotations, fieldManager, kedaPausedReplicas, labels } from "../../api/keys.ts";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
+import { type ScaledObject, scaledObjectApiVersion } from "../../controllers/managedworkload/autoscalers.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
+import { serverSideApply } from "../../kube/apply.ts";
 import {
   type Clients,
   clusterClients,
@@ -9,6 +12,7 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
+import { installCrd } from "./crds.ts";
 import {
   installManagedWorkloadCrd,
   managedWorkloadApi,
@@ -31,6 +35,8 @@ describe("opting in with the napwake.dev/managed label", () => {
     await installManagedWorkloadCrd(clients);
     namespace = await createTestNamespace(clients, "optin");
     other = await createTestNamespace(clients, "optin-ns");
+    // KEDA's CRD, so that a resume of a workload nothing manages can be seen to release its ScaledObject.
+    await installCrd(clients, join(clients.info.binDir, "keda-scaledobjects-crd.yaml"));
     controller = await startController(clients, clock);
   });
   afterAll(async () => {
@@ -141,5 +147,71 @@ describe("opting in with the napwake.dev/managed label", () => {
       },
     );
     expect(back.spec?.replicas).toBe(3);
+  });
+
+  it("releases Napwake's hold on a ScaledObject when it resumes a workload that is no longer opted in", {
+    timeout: 300_000,
+  }, async () => {
+    const scaledObject = {
+      apiVersion: scaledObjectApiVersion,
+      kind: "ScaledObject",
+      metadata: { name: "queue", namespace },
+      spec: {
+        scaleTargetRef: { name: "queue" },
+        minReplicaCount: 0,
+        maxReplicaCount: 4,
+        triggers: [
+          {
+            type: "cron",
+            metadata: { timezone: "UTC", start: "0 8 * * *", end: "0 18 * * *", desiredReplicas: "2" },
+          },
+        ],
+      },
+    };
+    await serverSideApply(clients.objects, [scaledObject], "keda-user");
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        ...httpDeployment({ namespace, name: "queue", replicas: 2, cpu: "5m" }),
+        metadata: { namespace, name: "queue", labels: { [labels.managed]: "true" } },
+      },
+    });
+    const readScaledObject = async () =>
+      (await clients.custom.getNamespacedCustomObject({
+        group: "keda.sh",
+        version: "v1alpha1",
+        plural: "scaledobjects",
+        namespace,
+        name: "queue",
+      })) as ScaledObject;
+    await eventually("a ManagedWorkload for it, seen awake", async () => {
+      const list = (await clients.custom.listNamespacedCustomObject({
+        ...managedWorkloadApi,
+        namespace,
+      })) as {
+        items: ManagedWorkload[];
+      };
+      return list.items.some((m) => m.metadata.name === "queue.deployment" && m.status?.phase === "Awake")
+        ? true
+        : undefined;
+    });
+    clock.advance(40 * minute);
+    await eventually(
+      "paused, its ScaledObject held at zero by Napwake",
+      async () => {
+        const d = await clients.apps.readNamespacedDeployment({ namespace, name: "queue" });
+        const held = (await readScaledObject()).metadata?.annotations?.[kedaPausedReplicas] === "0";
+        return d.spec?.replicas === 0 && held ? true : undefined;
+      },
+      120_000,
+    );
+    await clients.apps.patchNamespacedDeployment({ namespace, name: "queue", body: label(null) });
+    const released = await eventually("back at 2 replicas and the ScaledObject released", async () => {
+      const d = await clients.apps.readNamespacedDeployment({ namespace, name: "queue" });
+      const so = await readScaledObject();
+      const back = d.spec?.replicas === 2 && d.metadata?.annotations?.[annotations.pausedFrom] === undefined;
+      return back && so.metadata?.annotations?.[kedaPausedReplicas] === undefined ? so : undefined;
+    });
+    expect(released.spec?.maxReplicaCount).toBe(4);
   });
 });
