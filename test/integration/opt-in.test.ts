@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { annotations, fieldManager, kedaPausedReplicas, labels } from "../../api/keys.ts";
+import { annotations, kedaPausedReplicas, labels } from "../../api/keys.ts";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
 import { type ScaledObject, scaledObjectApiVersion } from "../../controllers/managedworkload/autoscalers.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
