@@ -51,6 +51,16 @@ describe("ownerAmong", () => {
       want: "a",
     },
     {
+      name: "breaks a tie by name when neither has a creation time, whatever the list's order",
+      mws: [mw("a", web, { created: "" }), mw("b", web, { created: "" })],
+      want: "a",
+    },
+    {
+      name: "takes one with a creation time over one without",
+      mws: [mw("a", web, { created: "" }), mw("b", web, { created: "2026-03-01T00:00:00Z" })],
+      want: "b",
+    },
+    {
       name: "passes over an older one being deleted",
       mws: [mw("old", web, { created: "2025-01-01T00:00:00Z", deleting: true }), mw("new", web)],
       want: "new",

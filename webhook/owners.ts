@@ -29,7 +29,10 @@ export function ownerAmong(
 function older(a: { name: string; created: string }, b: { name: string; created: string }): boolean {
   const ta = Date.parse(a.created);
   const tb = Date.parse(b.created);
-  if (ta !== tb) return Number.isNaN(tb) || ta < tb;
+  // Without a creation time, one is not older than one with; two without tie, and the name decides (NaN is
+  // unequal to itself, so comparing the times first would let the list's order decide).
+  if (Number.isNaN(ta) !== Number.isNaN(tb)) return Number.isNaN(tb);
+  if (!Number.isNaN(ta) && ta !== tb) return ta < tb;
   return a.name < b.name;
 }
 
