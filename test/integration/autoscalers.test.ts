@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { AutoscalingV2Api, type V2HorizontalPodAutoscaler } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fieldManager, kedaPausedReplicas } from "../../api/keys.ts";
@@ -10,10 +9,8 @@ import {
 } from "../../controllers/managedworkload/autoscalers.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import { type Clients, clusterClients, createTestNamespace, deleteTestNamespace } from "./cluster.ts";
-import { installCrd } from "./crds.ts";
+import { cronScaledObject, installKedaCrd, kedaApi, readScaledObject } from "./keda.ts";
 import { httpDeployment } from "./workloads.ts";
-
-const keda = { group: "keda.sh", version: "v1alpha1", plural: "scaledobjects" };
 
 describe("autoscalers on the local control plane", () => {
   let clients: Clients;
@@ -23,8 +20,7 @@ describe("autoscalers on the local control plane", () => {
   beforeAll(async () => {
     clients = clusterClients();
     autoscaling = clients.kc.makeApiClient(AutoscalingV2Api);
-    // KEDA's own CRD, as the kedacore/keda module ships it (copied by test/cluster/build-binaries.sh).
-    await installCrd(clients, join(clients.info.binDir, "keda-scaledobjects-crd.yaml"));
+    await installKedaCrd(clients);
     namespace = await createTestNamespace(clients, "autoscalers");
   });
   afterAll(async () => {
@@ -32,10 +28,12 @@ describe("autoscalers on the local control plane", () => {
   });
 
   const listScaledObjects = async () =>
-    ((await clients.custom.listNamespacedCustomObject({ ...keda, namespace })) as { items: ScaledObject[] })
-      .items;
-  const readScaledObject = async (name: string) =>
-    (await clients.custom.getNamespacedCustomObject({ ...keda, namespace, name })) as ScaledObject;
+    (
+      (await clients.custom.listNamespacedCustomObject({ ...kedaApi, namespace })) as {
+        items: ScaledObject[];
+      }
+    ).items;
+  const readHeld = (name: string) => readScaledObject(clients, namespace, name);
 
   it("finds the HPA and the KEDA ScaledObject that scale a Deployment, and holds the ScaledObject at zero and releases it", async () => {
     await clients.apps.createNamespacedDeployment({
@@ -63,24 +61,9 @@ describe("autoscalers on the local control plane", () => {
     await autoscaling.createNamespacedHorizontalPodAutoscaler({ namespace, body: hpa("web-cpu", "web") });
     await autoscaling.createNamespacedHorizontalPodAutoscaler({ namespace, body: hpa("other-cpu", "other") });
     await clients.custom.createNamespacedCustomObject({
-      ...keda,
+      ...kedaApi,
       namespace,
-      body: {
-        apiVersion: scaledObjectApiVersion,
-        kind: "ScaledObject",
-        metadata: { name: "web-queue" },
-        spec: {
-          scaleTargetRef: { name: "web" },
-          minReplicaCount: 0,
-          maxReplicaCount: 10,
-          triggers: [
-            {
-              type: "cron",
-              metadata: { timezone: "UTC", start: "0 8 * * *", end: "0 18 * * *", desiredReplicas: "3" },
-            },
-          ],
-        },
-      },
+      body: cronScaledObject({ name: "web-queue", target: "web", maxReplicas: 10, desiredReplicas: 3 }),
     });
 
     const hpas = (await autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace })).items;
@@ -89,11 +72,11 @@ describe("autoscalers on the local control plane", () => {
       { kind: "HorizontalPodAutoscaler", name: "web-cpu", minReplicas: 1, maxReplicas: 4 },
     ]);
 
-    const hold = decideScaledObjectHold(await readScaledObject("web-queue"), true, fieldManager);
+    const hold = decideScaledObjectHold(await readHeld("web-queue"), true, fieldManager);
     expect(hold.action).toBe("apply");
     if (hold.action !== "apply") return;
     await serverSideApply(clients.objects, [hold.object], fieldManager);
-    const held = await readScaledObject("web-queue");
+    const held = await readHeld("web-queue");
     expect(held.metadata?.annotations?.[kedaPausedReplicas]).toBe("0");
     // KEDA's schema and the rest of the ScaledObject are untouched.
     expect(held.spec?.maxReplicaCount).toBe(10);
@@ -103,14 +86,14 @@ describe("autoscalers on the local control plane", () => {
     expect(release.action).toBe("apply");
     if (release.action !== "apply") return;
     await serverSideApply(clients.objects, [release.object], fieldManager);
-    const released = await readScaledObject("web-queue");
+    const released = await readHeld("web-queue");
     expect(released.metadata?.annotations?.[kedaPausedReplicas]).toBeUndefined();
     expect(released.spec?.scaleTargetRef?.name).toBe("web");
   });
 
   it("leaves a paused-replicas annotation someone else set", async () => {
     await clients.custom.createNamespacedCustomObject({
-      ...keda,
+      ...kedaApi,
       namespace,
       body: {
         apiVersion: scaledObjectApiVersion,
@@ -122,7 +105,7 @@ describe("autoscalers on the local control plane", () => {
         },
       },
     });
-    const so = await readScaledObject("held-by-hand");
+    const so = await readHeld("held-by-hand");
     expect(decideScaledObjectHold(so, true, fieldManager)).toMatchObject({
       action: "none",
       reason: expect.stringMatching(/held at 2 replicas by someone else/),

@@ -1,8 +1,6 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations, kedaPausedReplicas, labels } from "../../api/keys.ts";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
-import { type ScaledObject, scaledObjectApiVersion } from "../../controllers/managedworkload/autoscalers.ts";
 import type { ManagedWorkloadController } from "../../controllers/managedworkload/controller.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import {
@@ -12,7 +10,7 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
-import { installCrd } from "./crds.ts";
+import { cronScaledObject, installKedaCrd, readScaledObject } from "./keda.ts";
 import {
   installManagedWorkloadCrd,
   managedWorkloadApi,
@@ -36,7 +34,7 @@ describe("opting in with the napwake.dev/managed label", () => {
     namespace = await createTestNamespace(clients, "optin");
     other = await createTestNamespace(clients, "optin-ns");
     // KEDA's CRD, so that a resume of a workload nothing manages can be seen to release its ScaledObject.
-    await installCrd(clients, join(clients.info.binDir, "keda-scaledobjects-crd.yaml"));
+    await installKedaCrd(clients);
     controller = await startController(clients, clock);
   });
   afterAll(async () => {
@@ -54,6 +52,19 @@ describe("opting in with the napwake.dev/managed label", () => {
     ).items
       .map((m) => m.metadata.name)
       .sort();
+  /** Waits until the ManagedWorkload `name` shows its workload awake: its idle window starts then. */
+  const seenAwake = (ns: string, name: string) =>
+    eventually(`the ManagedWorkload ${name}, seen awake`, async () => {
+      const list = (await clients.custom.listNamespacedCustomObject({
+        ...managedWorkloadApi,
+        namespace: ns,
+      })) as {
+        items: ManagedWorkload[];
+      };
+      return list.items.some((m) => m.metadata.name === name && m.status?.phase === "Awake")
+        ? true
+        : undefined;
+    });
   const label = (value: string | null) => [
     {
       op: value === null ? "remove" : "add",
@@ -108,15 +119,7 @@ describe("opting in with the napwake.dev/managed label", () => {
       body: [{ op: "add", path: `/metadata/labels/${labels.managed.replace("/", "~1")}`, value: "true" }],
     });
     // Seen awake first: a workload's idle window starts when Napwake first sees it awake.
-    await eventually("a ManagedWorkload for the namespace's Deployment, seen awake", async () => {
-      const list = (await clients.custom.listNamespacedCustomObject({
-        ...managedWorkloadApi,
-        namespace: other,
-      })) as { items: ManagedWorkload[] };
-      return list.items.some((m) => m.metadata.name === "api.deployment" && m.status?.phase === "Awake")
-        ? true
-        : undefined;
-    });
+    await seenAwake(other, "api.deployment");
     // Opt-in ManagedWorkloads take the CRD default idle window of 30 minutes.
     clock.advance(40 * minute);
     await eventually(
@@ -152,22 +155,13 @@ describe("opting in with the napwake.dev/managed label", () => {
   it("releases Napwake's hold on a ScaledObject when it resumes a workload that is no longer opted in", {
     timeout: 300_000,
   }, async () => {
-    const scaledObject = {
-      apiVersion: scaledObjectApiVersion,
-      kind: "ScaledObject",
-      metadata: { name: "queue", namespace },
-      spec: {
-        scaleTargetRef: { name: "queue" },
-        minReplicaCount: 0,
-        maxReplicaCount: 4,
-        triggers: [
-          {
-            type: "cron",
-            metadata: { timezone: "UTC", start: "0 8 * * *", end: "0 18 * * *", desiredReplicas: "2" },
-          },
-        ],
-      },
-    };
+    const scaledObject = cronScaledObject({
+      name: "queue",
+      namespace,
+      target: "queue",
+      maxReplicas: 4,
+      desiredReplicas: 2,
+    });
     await serverSideApply(clients.objects, [scaledObject], "keda-user");
     await clients.apps.createNamespacedDeployment({
       namespace,
@@ -176,31 +170,14 @@ describe("opting in with the napwake.dev/managed label", () => {
         metadata: { namespace, name: "queue", labels: { [labels.managed]: "true" } },
       },
     });
-    const readScaledObject = async () =>
-      (await clients.custom.getNamespacedCustomObject({
-        group: "keda.sh",
-        version: "v1alpha1",
-        plural: "scaledobjects",
-        namespace,
-        name: "queue",
-      })) as ScaledObject;
-    await eventually("a ManagedWorkload for it, seen awake", async () => {
-      const list = (await clients.custom.listNamespacedCustomObject({
-        ...managedWorkloadApi,
-        namespace,
-      })) as {
-        items: ManagedWorkload[];
-      };
-      return list.items.some((m) => m.metadata.name === "queue.deployment" && m.status?.phase === "Awake")
-        ? true
-        : undefined;
-    });
+    const readQueue = () => readScaledObject(clients, namespace, "queue");
+    await seenAwake(namespace, "queue.deployment");
     clock.advance(40 * minute);
     await eventually(
       "paused, its ScaledObject held at zero by Napwake",
       async () => {
         const d = await clients.apps.readNamespacedDeployment({ namespace, name: "queue" });
-        const held = (await readScaledObject()).metadata?.annotations?.[kedaPausedReplicas] === "0";
+        const held = (await readQueue()).metadata?.annotations?.[kedaPausedReplicas] === "0";
         return d.spec?.replicas === 0 && held ? true : undefined;
       },
       120_000,
@@ -208,7 +185,7 @@ describe("opting in with the napwake.dev/managed label", () => {
     await clients.apps.patchNamespacedDeployment({ namespace, name: "queue", body: label(null) });
     const released = await eventually("back at 2 replicas and the ScaledObject released", async () => {
       const d = await clients.apps.readNamespacedDeployment({ namespace, name: "queue" });
-      const so = await readScaledObject();
+      const so = await readQueue();
       const back = d.spec?.replicas === 2 && d.metadata?.annotations?.[annotations.pausedFrom] === undefined;
       return back && so.metadata?.annotations?.[kedaPausedReplicas] === undefined ? so : undefined;
     });
