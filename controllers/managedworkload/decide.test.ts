@@ -399,6 +399,21 @@ describe("decide: kubectl napwake requests", () => {
     ],
   };
   const prewakeDue = { vetoPause: true, prewakeAtMs: t0 - 1_000, reason: "traffic forecast at 10:10" };
+  // A pause by hand whose status write was lost: scaled to zero on kubectl napwake pause ten minutes ago, its
+  // status still shows it awake since an hour ago.
+  const lostPauseStatus: ManagedWorkloadStatus = {
+    ...awakeFor(20),
+    conditions: [
+      {
+        type: "Paused",
+        status: "False",
+        reason: "Resumed",
+        message: "resumed to 3 replicas",
+        lastTransitionTime: iso(t0 - 60 * min),
+      },
+    ],
+  };
+  const byHand = { annotations: { [annotations.pauseRequested]: iso(t0 - 10 * min) } };
 
   it("keeps a workload paused by hand through the forecast's pre-wake, look after look", () => {
     let status = pausedByHand;
@@ -418,23 +433,9 @@ describe("decide: kubectl napwake requests", () => {
   });
 
   it("keeps a pause by hand one when its status write was lost, until the workload is next woken", () => {
-    // Scaled to zero on kubectl napwake pause ten minutes ago; status still shows it awake since an hour ago.
-    const awake: ManagedWorkloadStatus = {
-      ...awakeFor(20),
-      conditions: [
-        {
-          type: "Paused",
-          status: "False",
-          reason: "Resumed",
-          message: "resumed to 3 replicas",
-          lastTransitionTime: iso(t0 - 60 * min),
-        },
-      ],
-    };
-    const byHand = { annotations: { [annotations.pauseRequested]: iso(t0 - 10 * min) } };
     const d = decide(
       observe({
-        mw: mw({}, awake, byHand),
+        mw: mw({}, lostPauseStatus, byHand),
         target: target(0, { [annotations.pausedFrom]: "3" }),
         forecast: prewakeDue,
       }),
@@ -445,7 +446,7 @@ describe("decide: kubectl napwake requests", () => {
     const older = { annotations: { [annotations.pauseRequested]: iso(t0 - 90 * min) } };
     const woken = decide(
       observe({
-        mw: mw({}, awake, older),
+        mw: mw({}, lostPauseStatus, older),
         target: target(0, { [annotations.pausedFrom]: "3" }),
         forecast: prewakeDue,
       }),
@@ -454,22 +455,9 @@ describe("decide: kubectl napwake requests", () => {
   });
 
   it("does not pause again, on the old request, a workload woken from a pause by hand whose status was lost", () => {
-    const awake: ManagedWorkloadStatus = {
-      ...awakeFor(20),
-      conditions: [
-        {
-          type: "Paused",
-          status: "False",
-          reason: "Resumed",
-          message: "resumed to 3 replicas",
-          lastTransitionTime: iso(t0 - 60 * min),
-        },
-      ],
-    };
-    const byHand = { annotations: { [annotations.pauseRequested]: iso(t0 - 10 * min) } };
     const wake = decide(
       observe({
-        mw: mw({}, awake, byHand),
+        mw: mw({}, lostPauseStatus, byHand),
         target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
       }),
     );
