@@ -15,11 +15,11 @@ export function cpuThresholdCores(mw: ManagedWorkload): number {
   return parseQuantity(mw.spec.idle?.cpuThreshold ?? specDefaults.cpuThreshold);
 }
 
-/** The data of an instant query's answer: a vector of series, or a scalar (`scalar(...)`, a number). */
-export type InstantAnswer =
-  | { resultType?: "vector"; result?: { value?: [number, string] }[] }
-  | { resultType: "scalar"; result?: [number, string] }
-  | { resultType?: string; result?: unknown };
+/**
+ * The data of an instant query's answer, as sent: `result` is a vector of series (`{ value: [t, "v"] }`), or
+ * for a scalar (`scalar(...)`) the one `[t, "v"]`.
+ */
+export type InstantAnswer = { resultType?: string; result?: unknown };
 
 /**
  * The value an activity query gives the clock: a scalar's, or the first series with a number (a NaN, 0/0,
