@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { countForecastPhases, countPhases, createMetrics, phaseCounts, wakeSourceLabel } from "./metrics.ts";
+import { phases } from "../api/managedworkload.ts";
+import { allPhases, countForecastPhases, countPhases, createMetrics, wakeSourceLabel } from "./metrics.ts";
 
 /** The sample lines (no HELP/TYPE) of the exposition that start with `name`. */
 async function samples(text: Promise<string>, name: string): Promise<string[]> {
@@ -122,13 +123,13 @@ describe("wakeSourceLabel", () => {
   });
 });
 
-describe("phaseCounts and countPhases", () => {
+describe("allPhases and countPhases", () => {
   it.each([
     [{}, { Pending: 0, Awake: 0, Paused: 0 }],
     [{ Paused: 4 }, { Paused: 4, Awake: 0 }],
     [{ Weird: 1 }, { Weird: 1, Awake: 0 }],
-  ])("phaseCounts(%j) includes %j", (input, expected) => {
-    expect(phaseCounts(input)).toMatchObject(expected);
+  ])("allPhases(phases, %j) includes %j", (input, expected) => {
+    expect(allPhases(phases, input)).toMatchObject(expected);
   });
 
   it("counts a ManagedWorkload without status as Pending", () => {

@@ -161,13 +161,11 @@ export function wakeSourceLabel(source: string): WakeSource | "other" {
   return (wakeSources as readonly string[]).includes(source) ? (source as WakeSource) : "other";
 }
 
-/** Every known phase (0 when absent, so a series never vanishes), plus any other phase reported. */
-export function phaseCounts(counts: Partial<Record<string, number>>): Record<string, number> {
-  return allPhases(phases, counts);
-}
-
-/** `counts` with every phase of `known` present, 0 where it has none. */
-function allPhases(
+/**
+ * `counts` with every phase of `known` present (0 where it has none, so a series never vanishes), plus any
+ * other phase reported.
+ */
+export function allPhases(
   known: readonly string[],
   counts: Partial<Record<string, number>>,
 ): Record<string, number> {
