@@ -227,6 +227,13 @@ describe("webhook server", () => {
       status: 415,
       message: /content-type must be application\/json, got ""/,
     },
+    {
+      name: "a compressed body",
+      body: review(),
+      headers: { "content-encoding": "gzip" },
+      status: 415,
+      message: /content-encoding "gzip" is not supported: send the AdmissionReview uncompressed/,
+    },
     { name: "invalid JSON", body: "{", headers: {}, status: 400, message: /malformed AdmissionReview/ },
     {
       name: "JSON that is not a review",

@@ -77,6 +77,14 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     { parseAs: "string", bodyLimit },
     app.getDefaultJsonParser("error", "error"),
   );
+  // The API server never compresses a review; a compressed body would otherwise be refused as "not valid JSON".
+  app.addHook("onRequest", async (request, reply) => {
+    const encoding = request.headers["content-encoding"];
+    if (request.method !== "POST" || encoding === undefined || encoding.toLowerCase() === "identity") return;
+    return reply.code(415).send({
+      message: `content-encoding ${JSON.stringify(encoding)} is not supported: send the AdmissionReview uncompressed`,
+    });
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
