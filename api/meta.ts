@@ -6,6 +6,7 @@ export interface NamespacedObjectMeta {
   generation?: number;
   resourceVersion?: string;
   creationTimestamp?: string;
+  deletionTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: {

@@ -1,11 +1,11 @@
+import { type OwnerCandidate, owningCandidate } from "../api/owners.ts";
 import type { KubeObject } from "./admission.ts";
 import { specTargetRef, type TargetOf } from "./managedworkloads.ts";
 import type { OwnerLookup, WorkloadKind } from "./workloads.ts";
 
 /**
- * The ManagedWorkload (by name) that owns `kind/name` in `namespace`, among `managedWorkloads`: those being
- * deleted are left out (a let-go must not be undone by a fresh stamp), and when several target the same
- * workload the oldest wins (creationTimestamp, then name), so every replica answers the same.
+ * The ManagedWorkload (by name) that owns `kind/name` in `namespace`, among `managedWorkloads`, by the owner rule
+ * the controller also follows (`owningCandidate`).
  */
 export function ownerAmong(
   managedWorkloads: readonly KubeObject[],
@@ -14,26 +14,19 @@ export function ownerAmong(
   name: string,
   targetOf: TargetOf = specTargetRef,
 ): string | undefined {
-  let best: { name: string; created: string } | undefined;
+  const candidates: OwnerCandidate[] = [];
   for (const mw of managedWorkloads) {
     const meta = mw.metadata;
-    if (!meta?.name || meta.namespace !== namespace || meta.deletionTimestamp) continue;
+    if (!meta?.name || meta.namespace !== namespace) continue;
     const target = targetOf(mw);
     if (target?.kind !== kind || target.name !== name) continue;
-    const candidate = { name: meta.name, created: String(meta.creationTimestamp ?? "") };
-    if (!best || older(candidate, best)) best = candidate;
+    candidates.push({
+      name: meta.name,
+      creationTimestamp: meta.creationTimestamp === undefined ? undefined : String(meta.creationTimestamp),
+      deleting: Boolean(meta.deletionTimestamp),
+    });
   }
-  return best?.name;
-}
-
-function older(a: { name: string; created: string }, b: { name: string; created: string }): boolean {
-  const ta = Date.parse(a.created);
-  const tb = Date.parse(b.created);
-  // Without a creation time, one is not older than one with; two without tie, and the name decides (NaN is
-  // unequal to itself, so comparing the times first would let the list's order decide).
-  if (Number.isNaN(ta) !== Number.isNaN(tb)) return Number.isNaN(tb);
-  if (!Number.isNaN(ta) && ta !== tb) return ta < tb;
-  return a.name < b.name;
+  return owningCandidate(candidates);
 }
 
 /**

@@ -43,6 +43,7 @@ import type {
   ReconcilerSettings,
   TargetState,
 } from "./observation.ts";
+import { otherOwner } from "./owner.ts";
 import { type ClusterWrites, makeWrites } from "./writes.ts";
 
 type Workload = V1Deployment | V1StatefulSet;
@@ -143,7 +144,7 @@ export async function startManagedWorkloadController(
       mw,
       target,
       namespace: namespaceMeta(namespaces.cache.get(namespace)),
-      existingOwner: existingOwner(mw, mwCache.list(namespace)),
+      existingOwner: otherOwner(mw, mwCache.list(namespace)),
       autoscalers: target
         ? autoscalersFor(
             target,
@@ -438,17 +439,4 @@ function targetState(workload: Workload, kind: TargetKind): TargetState {
 
 function namespaceMeta(ns: V1Namespace | undefined) {
   return ns ? { labels: ns.metadata?.labels ?? {}, annotations: ns.metadata?.annotations ?? {} } : null;
-}
-
-/** The oldest other ManagedWorkload with the same target owns it (ties broken by name). */
-export function existingOwner(mw: ManagedWorkload, all: readonly ManagedWorkload[]): string | null {
-  const key = (m: ManagedWorkload) => `${m.metadata.creationTimestamp ?? ""}\u0000${m.metadata.name}`;
-  const rivals = all.filter(
-    (m) =>
-      m.metadata.name !== mw.metadata.name &&
-      m.spec.targetRef.kind === mw.spec.targetRef.kind &&
-      m.spec.targetRef.name === mw.spec.targetRef.name &&
-      key(m) < key(mw),
-  );
-  return rivals.sort((a, b) => key(a).localeCompare(key(b)))[0]?.metadata.name ?? null;
 }

@@ -303,6 +303,34 @@ describe("decide: the pause and wake lifecycle", () => {
       event: "LetGo",
     },
     {
+      name: "resumes a paused target before letting it go while it is being deleted and no other owns the target",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min), { deletionTimestamp: iso(t0 - min) }),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
+      phase: "Unmanaged",
+      event: "LetGo",
+    },
+    {
+      name: "never pauses a target while it is being deleted",
+      obs: observe({ mw: mw({}, awakeFor(45), { deletionTimestamp: iso(t0 - min) }) }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "LetGo",
+    },
+    {
+      name: "leaves a paused target as it is to the ManagedWorkload that takes over while it is being deleted",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min), { deletionTimestamp: iso(t0 - min) }),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        existingOwner: "web-new",
+      }),
+      writes: [],
+      phase: "Unmanaged",
+      event: "PauseSkipped",
+    },
+    {
       name: "refuses a second owner of a target",
       obs: observe({ existingOwner: "web-old" }),
       writes: [],

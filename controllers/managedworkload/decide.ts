@@ -39,6 +39,14 @@ const hourMs = 3_600_000;
 
 export function decide(obs: Observation): Decision {
   const base = baseStatus(obs);
+  if (obs.existingOwner && beingDeleted(obs)) {
+    return unmanaged(
+      obs,
+      base,
+      "Deleting",
+      `this ManagedWorkload is being deleted; ManagedWorkload ${obs.existingOwner} manages the target from now on`,
+    );
+  }
   if (obs.existingOwner) {
     return unmanaged(
       obs,
@@ -195,7 +203,14 @@ function unmanaged(
 
 // ---- letting go ----
 
+function beingDeleted(obs: Observation): boolean {
+  return obs.mw.metadata.deletionTimestamp !== undefined;
+}
+
 function letGoReason(obs: Observation, target: TargetState): { reason: string; message: string } | null {
+  // Held by someone else's finalizer: it owns nothing any more (as the webhook says), so it lets go as a deleted
+  // one would, and a paused target is not left with nothing to wake it.
+  if (beingDeleted(obs)) return { reason: "Deleting", message: "this ManagedWorkload is being deleted" };
   if (target.labels[labels.ignore] !== undefined) {
     return { reason: "Ignored", message: `the target carries the ${labels.ignore} label` };
   }

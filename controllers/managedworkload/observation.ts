@@ -44,7 +44,7 @@ export interface Observation {
   mw: ManagedWorkload;
   target: TargetState | null;
   namespace: { labels: Record<string, string>; annotations: Record<string, string> } | null;
-  /** An older ManagedWorkload that already manages the same target. */
+  /** Another ManagedWorkload that manages the target instead of this one (`otherOwner`). */
   existingOwner: string | null;
   autoscalers: FoundAutoscaler[];
   scaledObjects: ScaledObject[];

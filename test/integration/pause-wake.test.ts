@@ -97,6 +97,58 @@ describe("pause and wake on the real control plane", () => {
     expect(resumed.status?.lastActivity?.source).toBe("manual");
   });
 
+  it("lets go of a paused workload, resumed to its count, while its ManagedWorkload is held by a finalizer", async () => {
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: httpDeployment({ namespace, name: "held", replicas: 2, cpu: "5m" }),
+    });
+    const body = managedWorkload(namespace, "held.deployment", "held");
+    await clients.custom.createNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      body: { ...body, metadata: { ...body.metadata, finalizers: ["example.com/hold"] } },
+    });
+    await eventually("the workload is seen awake", async () =>
+      (await readManagedWorkload(clients, namespace, "held.deployment")).status?.phase === "Awake"
+        ? true
+        : undefined,
+    );
+    clock.advance(2 * minute);
+    await eventually(
+      "the workload is paused",
+      async () =>
+        (await readManagedWorkload(clients, namespace, "held.deployment")).status?.phase === "Paused"
+          ? true
+          : undefined,
+      120_000,
+    );
+    // Another tool's finalizer keeps the ManagedWorkload, being deleted, in the cache: it must let go, as the
+    // webhook no longer names it the owner, and not keep pausing what the opt-in controller resumes.
+    await clients.custom.deleteNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      name: "held.deployment",
+    });
+    await eventually("resumed to exactly 2 with paused-from gone", async () => {
+      const held = await clients.apps.readNamespacedDeployment({ namespace, name: "held" });
+      return held.spec?.replicas === 2 && held.metadata?.annotations?.[annotations.pausedFrom] === undefined
+        ? true
+        : undefined;
+    });
+    const managed = await eventually("the ManagedWorkload says it let go", async () => {
+      const mw = await readManagedWorkload(clients, namespace, "held.deployment");
+      const condition = mw.status?.conditions?.find((c) => c.type === "Managed");
+      return condition?.reason === "Deleting" ? condition : undefined;
+    });
+    expect(managed.status).toBe("False");
+    await clients.custom.patchNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      name: "held.deployment",
+      body: [{ op: "remove", path: "/metadata/finalizers" }],
+    });
+  });
+
   it("never forgets a paused workload's count on a stale view that still shows it awake", async () => {
     // No controller may touch the workload here: the opt-in controller would rightly resume a paused
     // workload that nothing manages.
