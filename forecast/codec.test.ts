@@ -33,6 +33,7 @@ describe("engine state serialisation", () => {
     expect(restored.accuracy).toEqual(trained.accuracy);
     expect(restored.burstSize).toBe(trained.burstSize);
     expect(restored.silence).toEqual(trained.silence);
+    expect(restored.lastKnownSlot).toBe(trained.lastKnownSlot);
     const before = forecastSlots(trained, trained.nextSlot ?? 0, 96, config);
     const after = forecastSlots(restored, restored.nextSlot ?? 0, 96, config);
     after.forEach((point, i) => {
@@ -85,6 +86,7 @@ describe("engine state serialisation", () => {
       missedRun: 0,
       burstSize: MIN_BURST_SIZE,
       silence: NO_SILENCE,
+      lastKnownSlot: null,
     });
   });
 
@@ -156,6 +158,7 @@ describe("engine state serialisation", () => {
         ["a first slot after the next", (w) => (w.fs = (w.ns as number) + 1)],
         ["a last refit after the next slot", (w) => (w.lr = (w.ns as number) + 96)],
         ["a negative silence", (w) => (w.si = [-3, 0, 0])],
+        ["a last slot with a value at the next slot", (w) => (w.lk = w.ns)],
       ] satisfies [string, (w: Wire) => unknown][]
     ).map(([name, change]) => ({
       name,

@@ -26,6 +26,8 @@ type WireV1 = {
   fs: number | null;
   ns: number | null;
   lr: number | null;
+  /** Last slot learned with a value; absent in states written before it existed (read as ns - 1). */
+  lk?: number | null;
   ar: number;
   /** Missed-forecast run; absent in states written before it existed (read as 0). */
   mr?: number;
@@ -73,6 +75,7 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     fs: engine.firstSlot,
     ns: engine.nextSlot,
     lr: engine.lastRefitSlot,
+    lk: engine.lastKnownSlot,
     ar: engine.anomalyRun,
     mr: engine.missedRun,
     si: [engine.silence.slots, engine.silence.evidence, engine.silence.quietRun],
@@ -196,11 +199,16 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const lastRefitSlot = nullableInteger(raw.lr, "lr");
   notAfter(firstSlot, nextSlot, "fs");
   notAfter(lastRefitSlot, nextSlot, "lr");
+  const lastKnownSlot = raw.lk === undefined ? null : nullableInteger(raw.lk, "lk");
+  if (lastKnownSlot !== null && (nextSlot === null || lastKnownSlot >= nextSlot)) {
+    throw new InvalidState("lk must be before ns");
+  }
   return {
     phase,
     phaseReason: { code: oneOf(raw.rc, PHASE_REASON_CODES, "rc"), message: text(raw.rm, "rm") },
     firstSlot,
     nextSlot,
+    lastKnownSlot,
     history,
     model: model?.state ?? null,
     params: model?.params ?? null,

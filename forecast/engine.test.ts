@@ -76,6 +76,41 @@ describe("forecast engine phases", () => {
     expect(phaseChanges(events)[0]?.reason.code).toBe("long-gap-reset");
   });
 
+  it("restarts learning once more than the limit has passed in points without a value", () => {
+    const start = regular.engine.nextSlot ?? 0;
+    const gaps = Array.from({ length: config.maxGapSlots + 1 }, (_, i) => ({ slot: start + i, value: null }));
+    const { engine, events } = run(gaps, regular.engine);
+    expect(engine.phase).toBe("learning");
+    expect(engine.nextSlot).toBeNull();
+    expect(phaseChanges(events).map((e) => e.reason.code)).toEqual(["long-gap-reset"]);
+    const resumed = observe(engine, { slot: start + config.maxGapSlots + 1, value: 2 }, config).engine;
+    expect(resumed.firstSlot).toBe(start + config.maxGapSlots + 1);
+  });
+
+  it("keeps what it learned through gaps up to the limit, given as points or skipped", () => {
+    const start = regular.engine.nextSlot ?? 0;
+    const gaps = Array.from({ length: config.maxGapSlots }, (_, i) => ({ slot: start + i, value: null }));
+    const asPoints = run([...gaps, { slot: start + config.maxGapSlots, value: 0 }], regular.engine).engine;
+    const skipped = observe(regular.engine, { slot: start + config.maxGapSlots, value: 0 }, config).engine;
+    for (const engine of [asPoints, skipped]) {
+      expect(engine.phase).toBe(regular.engine.phase);
+      expect(engine.firstSlot).toBe(regular.engine.firstSlot);
+    }
+  });
+
+  it("starts learning at the first slot with a value: gaps before it are no history", () => {
+    const office = officeSeries(2, 1);
+    const first = office[0]?.slot ?? 0;
+    const leading = Array.from({ length: 12 * DAY_SLOTS }, (_, i) => ({
+      slot: first - 12 * DAY_SLOTS + i,
+      value: null,
+    }));
+    const { engine } = run([...leading, ...office]);
+    expect(engine.firstSlot).toBe(first);
+    expect(engine.phase).toBe("learning");
+    expect(engine.phaseReason.code).toBe("insufficient-history");
+  });
+
   it("treats skipped slots as gaps and ignores late samples", () => {
     const start = regular.engine.nextSlot ?? 0;
     const skipped = observe(regular.engine, { slot: start + 3, value: 0 }, config).engine;

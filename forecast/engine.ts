@@ -40,6 +40,8 @@ export type ForecastEngine = {
   /** null until the first sample arrives. */
   firstSlot: number | null;
   nextSlot: number | null;
+  /** The last slot learned with a value (not a gap): how long the engine has gone without data. */
+  lastKnownSlot: number | null;
   /** Ring indexed by slot mod history length; NaN marks a gap. Holds the values the model learned. */
   history: Float64Array;
   model: HwState | null;
@@ -97,6 +99,7 @@ export function createEngine(config: ForecastConfig): ForecastEngine {
     phaseReason: learningReason(config),
     firstSlot: null,
     nextSlot: null,
+    lastKnownSlot: null,
     history: new Float64Array(historySlots(config)).fill(Number.NaN),
     model: null,
     params: null,
@@ -151,15 +154,22 @@ function cloneEngine(engine: ForecastEngine): ForecastEngine {
 }
 
 /**
- * Learns one grid slot. Slots skipped since the last call are gaps; a slot at or before the last one
- * learned is ignored (late or duplicate data); a gap longer than `maxGapSlots` restarts learning.
+ * Learns one grid slot. Slots skipped since the last call are gaps, as is a point without a value; a slot at
+ * or before the last one learned is ignored (late or duplicate data). Learning starts at the first point with a
+ * value (gaps before it are no history), and starts again when more than `maxGapSlots` have passed without one,
+ * whether they came as gaps or were skipped.
  */
 export function observe(engine: ForecastEngine, point: GridPoint, config: ForecastConfig): Observation {
   if (engine.nextSlot !== null && point.slot < engine.nextSlot) return { engine, events: [] };
-  const draft = cloneEngine(engine);
-  const events: EngineEvent[] = [];
-  if (draft.nextSlot === null || point.slot - draft.nextSlot > config.maxGapSlots) {
-    if (draft.nextSlot !== null) resetAfterLongGap(draft, point.slot, config, events);
+  const started = engine.nextSlot !== null;
+  // Slots without a value since the last one with: this point's own too when it has none.
+  const unknownRun = started ? point.slot - lastKnownSlot(engine) - (point.value === null ? 0 : 1) : 0;
+  const longGap = unknownRun > config.maxGapSlots;
+  const reset = longGap ? resetAfterLongGap(engine, point.slot, config) : null;
+  if (point.value === null && (!started || reset)) return reset ?? { engine, events: [] };
+  const draft = reset ? reset.engine : cloneEngine(engine);
+  const events: EngineEvent[] = reset ? reset.events : [];
+  if (draft.nextSlot === null) {
     draft.firstSlot = point.slot;
     draft.nextSlot = point.slot;
   }
@@ -185,21 +195,22 @@ export function observeAll(
   return { engine: current, events };
 }
 
-function resetAfterLongGap(
-  draft: ForecastEngine,
-  slot: number,
-  config: ForecastConfig,
-  events: EngineEvent[],
-) {
-  const fresh = createEngine(config);
+/** A fresh engine that says why: what was learned before the gap is discarded. */
+function resetAfterLongGap(engine: ForecastEngine, slot: number, config: ForecastConfig): Observation {
   const reason: Reason<PhaseReasonCode> = {
     code: "long-gap-reset",
     message: `no data for more than ${config.maxGapSlots / DAY_SLOTS} days; history discarded, learning again`,
   };
-  if (draft.phase !== "learning") {
-    events.push({ kind: "phase-change", atMs: slotStartMs(slot), from: draft.phase, to: "learning", reason });
-  }
-  Object.assign(draft, fresh, { phaseReason: reason });
+  const events: EngineEvent[] =
+    engine.phase === "learning"
+      ? []
+      : [{ kind: "phase-change", atMs: slotStartMs(slot), from: engine.phase, to: "learning", reason }];
+  return { engine: { ...createEngine(config), phaseReason: reason }, events };
+}
+
+/** States saved before `lastKnownSlot` existed take the last slot learned. */
+function lastKnownSlot(engine: ForecastEngine): number {
+  return engine.lastKnownSlot ?? (engine.nextSlot as number) - 1;
 }
 
 function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig, events: EngineEvent[]) {
@@ -215,6 +226,7 @@ function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig,
     stepInPlace(draft.model, draft.params, hwOptions(config), learned);
   }
   draft.history[positiveModulo(slot, draft.history.length)] = learned;
+  if (!Number.isNaN(value)) draft.lastKnownSlot = slot;
   draft.nextSlot = slot + 1;
 }
 

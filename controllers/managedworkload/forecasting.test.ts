@@ -537,6 +537,28 @@ describe("a new engine started from activity history", () => {
     ]);
   });
 
+  it.each([
+    {
+      what: "only the last two days (a workload created since)",
+      unknown: (slot: number) => slot < slotOf(now) - 2 * 96,
+    },
+    {
+      what: "nothing in its last eight days (an outage, or pods gone since)",
+      unknown: (slot: number) => slot >= slotOf(now) - 8 * 96,
+    },
+  ])("is learning, not trusted, from a history that holds $what", ({ unknown }) => {
+    const book = historyBook();
+    book.look("k", mw(), now, window);
+    book.learnHistory(
+      "k",
+      mw(),
+      history.map((point) => (unknown(point.slot) ? { slot: point.slot, value: null } : point)),
+    );
+    const look = book.look("k", mw(), now + minute, window);
+    expect(look.prediction?.phase).toBe("learning");
+    expect(look.advice).toBeNull();
+  });
+
   it("is not saved while it waits for its history, and saves the learned state with the next look", () => {
     const book = historyBook();
     const first = book.look("k", mw(), now, window);
