@@ -32,7 +32,7 @@ import {
 import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
-import { decide, observedTime, pausedFromOf, timeOf } from "./decide.ts";
+import { activityKnown, decide, observedTime, pausedFromOf, timeOf } from "./decide.ts";
 import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
 import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
 import type { ActivityMeter } from "./measure.ts";
@@ -137,6 +137,7 @@ export async function startManagedWorkloadController(
         nowMs,
         parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
         knownActivity(mw, workload, nowMs),
+        activityKnown(target, activity),
       ),
     );
     const decided = decide({

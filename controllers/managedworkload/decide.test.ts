@@ -5,7 +5,7 @@ import type {
   ManagedWorkloadSpec,
   ManagedWorkloadStatus,
 } from "../../api/managedworkload.ts";
-import { decide } from "./decide.ts";
+import { activityKnown, decide } from "./decide.ts";
 import type { ActivitySample, Observation, TargetState } from "./observation.ts";
 
 const t0 = Date.parse("2026-03-02T10:00:00Z");
@@ -934,5 +934,33 @@ describe("decide: a sync loop that undoes pauses", () => {
     const d = decide(observe({ mw: mw({ dryRun: true }, status) }));
     expect(d.status.phase).toBe("DryRun");
     expect(d.writes).toEqual([]);
+  });
+});
+
+describe("activityKnown: whether a check may teach the forecast an idle slot", () => {
+  it.each([
+    { what: "a complete measurement", t: target(3), sample: idle(t0), want: true },
+    {
+      what: "a measurement without pod CPU",
+      t: target(3),
+      sample: { ...idle(t0), cpuCores: null },
+      want: false,
+    },
+    {
+      what: "a measurement whose activity query failed",
+      t: target(3),
+      sample: { ...idle(t0), queries: [{ name: "queue", active: null, error: "timeout" }] },
+      want: false,
+    },
+    {
+      what: "a paused workload with nothing to measure",
+      t: target(0, { [annotations.pausedFrom]: "3" }),
+      sample: null,
+      want: true,
+    },
+    { what: "an awake workload not measured", t: target(3), sample: null, want: false },
+    { what: "no target", t: null, sample: idle(t0), want: false },
+  ])("$what: $want", ({ t, sample, want }) => {
+    expect(activityKnown(t, sample as ActivitySample | null)).toBe(want);
   });
 });

@@ -32,7 +32,14 @@ import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldApplies } from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
-import type { Decision, EventIntent, Observation, TargetState, Write } from "./observation.ts";
+import type {
+  ActivitySample,
+  Decision,
+  EventIntent,
+  Observation,
+  TargetState,
+  Write,
+} from "./observation.ts";
 import { FIRST_HOLD_OFF_MS, pauseHeldOff, recordUndo, undoneBy, undoneNote } from "./undone-pauses.ts";
 
 const hourMs = 3_600_000;
@@ -645,7 +652,11 @@ function manualRequests(obs: Observation): { pause: number | null; resume: numbe
 
 /** Why idleness cannot be trusted right now, or null: a pause needs a fresh, complete measurement. */
 function unknownActivity(obs: Observation): string | null {
-  const sample = obs.activity;
+  return unknownIn(obs.activity);
+}
+
+/** Why `sample` does not tell whether the workload was active, or null when it does. */
+export function unknownIn(sample: ActivitySample | null): string | null {
   if (!sample) return "no activity measurement in this check";
   if (sample.cpuCores === null)
     return `pod CPU unknown (${sample.errors.join("; ") || "metrics unavailable"})`;
@@ -716,6 +727,15 @@ function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner |
 }
 
 /** napwake.dev/paused-from as a count; a malformed value counts as absent (the validating webhook refuses it). */
+/**
+ * Whether a check knows the workload's activity, so the forecast may learn the slot as idle when none was seen:
+ * a complete measurement, or a paused workload with nothing to measure (no pods, no activity queries).
+ */
+export function activityKnown(target: TargetState | null, sample: ActivitySample | null): boolean {
+  if (!target) return false;
+  return sample === null ? pausedFromOf(target) !== null : unknownIn(sample) === null;
+}
+
 export function pausedFromOf(target: TargetState): number | null {
   const raw = target.annotations[annotations.pausedFrom];
   if (raw === undefined || !/^[1-9]\d*$/.test(raw)) return null;

@@ -326,6 +326,27 @@ describe("the slots learned between two looks", () => {
     expect(closedSlots(entry, 104, activitySlot)).toEqual(points);
   });
 
+  it.each([
+    {
+      what: "a slot only checks that could not measure looked at is a gap, not idle",
+      watched: [false, false],
+      value: null,
+    },
+    { what: "one complete measurement in the slot makes it idle", watched: [false, true], value: 0 },
+  ])("$what", ({ watched, value }) => {
+    const book = new ForecastBook();
+    const slotMs = slotStartMs(slotOf(t0) + 1);
+    book.look("k", mw(), slotMs - 60_000, 30 * 60_000);
+    watched.forEach((w, i) => {
+      book.look("k", mw(), slotMs + i * 60_000, 30 * 60_000, null, w);
+    });
+    const state = book.look("k", mw(), slotMs + 2 * hour, 30 * 60_000).prediction?.state ?? "";
+    const engine = decodeEngine(state, forecastConfig());
+    if (!engine.ok) throw new Error(engine.error.message);
+    const learned = historyAt(engine.value, slotOf(slotMs));
+    expect(Number.isNaN(learned) ? null : learned).toBe(value);
+  });
+
   it("learns nothing while the open slot has not closed", () => {
     expect(closedSlots(open, 100, null)).toEqual([]);
   });

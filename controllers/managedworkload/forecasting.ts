@@ -147,6 +147,11 @@ export class ForecastBook {
     idleWindowMs: number,
     /** The latest activity known before this decision (status, annotations): counted before its slot closes. */
     knownActivityMs: number | null = null,
+    /**
+     * This check knew the workload's activity (a complete measurement): a slot no such check watched is a gap,
+     * not idle, unless activity was seen in it.
+     */
+    activityWatched = true,
   ): ForecastLook {
     if (mw.spec.forecast?.enabled === false) {
       // Notices not yet sent go out first; the engine is forgotten once they have.
@@ -167,10 +172,11 @@ export class ForecastBook {
       entry.engine = learned.engine;
       entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
+      entry.openWatched = false;
       entry.active = false;
     }
     this.noteActivity(key, knownActivityMs);
-    if (entry.openSlot === nowSlot) entry.openWatched = true;
+    if (entry.openSlot === nowSlot && activityWatched) entry.openWatched = true;
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
     const trustedWindowMs = trustedIdleWindowMs(mw, idleWindowMs);
     const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
@@ -342,7 +348,7 @@ export class ForecastBook {
     const fresh = (): Entry => ({
       engine: createEngine(config),
       openSlot: nowSlot,
-      openWatched: true,
+      openWatched: false,
       active: false,
       pausedAtLook: false,
       savedAtMs: null,
