@@ -507,6 +507,34 @@ describe("the awake budget in the forecast book", () => {
     expect(sure.advice?.vetoPause).toBe(true);
     expect(doubtful.advice?.vetoPause ?? false).toBe(false);
   });
+  it("shows the threshold only with the hourly save, also when the save moved to when the history came", () => {
+    const book = new ForecastBook({}, { history: true });
+    const awake: ManagedWorkload = {
+      ...mw(budgeted),
+      metadata: { ...mw().metadata, uid: "u1" },
+      status: { phase: "Awake" },
+    };
+    const start = Date.parse("2026-11-23T12:00:00Z");
+    const lastActivity = start - 2 * hour;
+    book.look("k", awake, start, window, lastActivity);
+    // The history comes 20 minutes later: the saves move to 20 past the hour.
+    book.learnHistory("k", awake, dailyPatternPoints(start, 14, 10, 12, true));
+    let previous: PredictionStatus | undefined;
+    const moves: { threshold: boolean; saved: boolean }[] = [];
+    for (let at = start + 20 * 60_000; at <= start + 4 * hour; at += 30_000) {
+      // Kept awake long after its last activity: the budget raises the threshold.
+      const { prediction } = book.look("k", awake, at, window, lastActivity);
+      if (previous) {
+        moves.push({
+          threshold: prediction?.activityThreshold !== previous.activityThreshold,
+          saved: prediction?.savedAt !== previous.savedAt,
+        });
+      }
+      previous = prediction;
+    }
+    expect(moves.some((m) => m.threshold)).toBe(true);
+    expect(moves.filter((m) => m.threshold && !m.saved)).toEqual([]);
+  });
 });
 
 describe("a new engine started from activity history", () => {

@@ -77,7 +77,6 @@ type Entry = {
   /** The chance threshold as the awake budget steers it, and as status last showed it. */
   threshold: number;
   shownThreshold: number;
-  shownAtMs: number | null;
   /** When the last look was, and the latest activity it knew: where the next look's accounting starts. */
   lastLook: { atMs: number; activityMs: number | null } | null;
   /** The ManagedWorkload the engine learned for: one deleted and made again under the same name starts afresh. */
@@ -187,19 +186,16 @@ export class ForecastBook {
     // Never back: a clock stepped back would otherwise have the stretch since accounted twice.
     entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs: knownActivityMs };
     entry.pausedAtLook = mw.status?.phase === "Paused";
-    // An engine waiting for its history is not saved: restarted, the operator reads the history again.
+    // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
+    // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
+    // goes back to the last one shown, up to an hour of steering.
     if (entry.history === "settled" && (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs)) {
       const encoded = encodeEngine(entry.engine);
       if (encoded.ok) {
         entry.state = encoded.value;
         entry.savedAtMs = nowMs;
       }
-    }
-    // Shown (and so restored) hourly, like the state: a status write per hour, not one per move. A restart
-    // goes back to the last one shown, up to an hour of steering.
-    if (entry.shownAtMs === null || nowMs - entry.shownAtMs >= hourMs) {
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
-      entry.shownAtMs = nowMs;
     }
     const windowMs = isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
@@ -356,7 +352,6 @@ export class ForecastBook {
       unsent: [],
       threshold,
       shownThreshold: threshold,
-      shownAtMs: null,
       lastLook: null,
       uid: mw.metadata.uid,
       history: this.#historyAsked(mw) ? "wanted" : "settled",
@@ -397,7 +392,6 @@ export class ForecastBook {
       openWatched: false,
       savedAtMs,
       state: saved,
-      shownAtMs: savedAtMs,
       history: "settled",
     };
   }
