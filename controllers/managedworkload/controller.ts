@@ -33,7 +33,7 @@ import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { activityKnown, decide, observedTime, pausedFromOf, timeOf } from "./decide.ts";
-import type { ForecastBook, ForecastLook, ForecastNotice } from "./forecasting.ts";
+import { type ForecastBook, type ForecastLook, type ForecastNotice, shownPrediction } from "./forecasting.ts";
 import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type {
@@ -161,7 +161,7 @@ export async function startManagedWorkloadController(
     });
     if (look) requestHistory(key, mw, nowMs);
     const notices = noticeEvents(look);
-    const decision = withPrediction(decided, look, [...notices.keys()]);
+    const decision = withPrediction(decided, look, [...notices.keys()], nowMs);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (target) {
@@ -387,10 +387,11 @@ function withPrediction(
   decision: Decision,
   look: ForecastLook | undefined,
   notices: readonly EventIntent[],
+  nowMs: number,
 ): Decision {
   if (!look) return decision;
   const status = { ...decision.status };
-  if (look.prediction) status.prediction = look.prediction;
+  if (look.prediction) status.prediction = shownPrediction(look.prediction, decision.status, nowMs);
   else delete status.prediction;
   return { ...decision, status, events: [...decision.events, ...notices] };
 }

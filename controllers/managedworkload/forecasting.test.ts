@@ -12,7 +12,7 @@ import {
 } from "../../forecast/index.ts";
 import { officeSeries } from "../../forecast/testing.ts";
 import { dailyPatternPoints, dailyPatternState } from "./forecast-fixtures.ts";
-import { closedSlots, ForecastBook, type PredictionStatus } from "./forecasting.ts";
+import { closedSlots, ForecastBook, type PredictionStatus, shownPrediction } from "./forecasting.ts";
 
 const t0 = Date.parse("2026-11-02T00:00:00Z");
 const hour = 3_600_000;
@@ -758,5 +758,30 @@ describe("a new engine started from activity history", () => {
     expect(look.prediction?.phase).toBe("learning");
     expect(look.prediction?.state).toBeDefined();
     expect(look.notices).toEqual([]);
+  });
+});
+
+describe("the prediction status shows", () => {
+  const now = Date.parse("2026-11-23T09:45:00Z");
+  const prediction: PredictionStatus = {
+    phase: "active-daily",
+    confidence: 0.8,
+    nextPrewake: "2026-11-23T09:50:00.000Z",
+  };
+  const paused = (reason: string) => ({
+    conditions: [{ type: "Paused", status: "True" as const, reason, message: "", lastTransitionTime: "" }],
+  });
+  it.each([
+    {
+      what: "a pre-wake to come for a workload the forecast may wake",
+      at: now,
+      status: paused("Idle"),
+      shown: true,
+    },
+    { what: "no pre-wake for a workload paused by hand", at: now, status: paused("Requested"), shown: false },
+    { what: "no pre-wake already due", at: now + 5 * 60_000, status: {}, shown: false },
+    { what: "a pre-wake to come for an awake workload", at: now, status: {}, shown: true },
+  ])("$what", ({ at, status, shown }) => {
+    expect(shownPrediction(prediction, status, at).nextPrewake !== undefined).toBe(shown);
   });
 });

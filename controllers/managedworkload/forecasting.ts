@@ -14,8 +14,13 @@
  * The chance at which a slot counts as "activity expected" is steered by the difference (forecast/budget.ts)
  * while the forecast is trusted, so pre-wakes and vetoes move awake time rather than add to it.
  */
-import { type EventReason, eventReasons } from "../../api/keys.ts";
-import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/managedworkload.ts";
+import { conditionTypes, type EventReason, eventReasons } from "../../api/keys.ts";
+import {
+  type ManagedWorkload,
+  type ManagedWorkloadStatus,
+  parseDuration,
+  specDefaults,
+} from "../../api/managedworkload.ts";
 import {
   type AwakeSpend,
   clockAdvice,
@@ -469,6 +474,25 @@ function spentSince(
     awakeMs: mw.status?.phase === "Paused" ? 0 : nowMs - last.atMs,
     baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, knownActivityMs], idleWindowMs),
   };
+}
+
+/**
+ * The prediction as status shows it after the decision: without a pre-wake that will not be made, one already
+ * due (the decision made it, or the workload is awake) or one for a workload paused by hand, which the forecast
+ * leaves alone.
+ */
+export function shownPrediction(
+  prediction: PredictionStatus,
+  decided: Pick<ManagedWorkloadStatus, "conditions">,
+  nowMs: number,
+): PredictionStatus {
+  if (prediction.nextPrewake === undefined) return prediction;
+  const paused = decided.conditions?.find((c) => c.type === conditionTypes.paused);
+  const byHand = paused?.status === "True" && paused.reason === "Requested";
+  const due = (timeOf(prediction.nextPrewake) ?? nowMs) <= nowMs;
+  if (!byHand && !due) return prediction;
+  const { nextPrewake: _, ...rest } = prediction;
+  return rest;
 }
 
 /**
