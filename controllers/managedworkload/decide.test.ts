@@ -387,6 +387,50 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
       message: /awake/,
     },
     {
+      name: "a pre-woken workload keeps reason PreWake on the checks after the wake",
+      obs: observe({
+        mw: mw(
+          {},
+          {
+            ...awakeFor(90),
+            conditions: [
+              {
+                type: "Paused",
+                status: "False",
+                reason: "PreWake",
+                message: "pre-wake: activity forecast at 10:10",
+                lastTransitionTime: iso(t0 - min),
+              },
+            ],
+          },
+        ),
+      }),
+      reason: "PreWake",
+      message: /pre-wake: activity forecast at 10:10/,
+    },
+    {
+      name: "a workload awake after a vetoed pause goes back to reason Active",
+      obs: observe({
+        mw: mw(
+          {},
+          {
+            ...awakeFor(10),
+            conditions: [
+              {
+                type: "Paused",
+                status: "False",
+                reason: "ForecastVeto",
+                message: "pause vetoed",
+                lastTransitionTime: iso(t0 - 60 * min),
+              },
+            ],
+          },
+        ),
+      }),
+      reason: "Active",
+      message: /awake/,
+    },
+    {
       name: "a pre-wake is reason PreWake",
       obs: observe({
         mw: mw({}, pausedStatus(t0 - 60 * min)),

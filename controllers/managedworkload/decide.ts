@@ -434,12 +434,11 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     : status;
   // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
   // when the write that resumed it did not get as far as status).
-  next = (returning ? woken : notPaused)(
-    obs,
-    withoutKeys(next, ["pausedFrom", "pausedAt"]),
-    "Active",
-    "the workload is awake",
-  );
+  next = withoutKeys(next, ["pausedFrom", "pausedAt"]);
+  // The wake's reason (PreWake, Resumed...) stays until another applies: rewriting it to Active on the next
+  // check would hide why the workload is awake and cost every wake a second status write.
+  if (returning) next = woken(obs, next, "Active", "the workload is awake");
+  else if (!wokenFor(next)) next = notPaused(obs, next, "Active", "the workload is awake");
   const pauseRequested = pauseRequestedAfter(obs, awakeSinceMs);
   const manual = pauseRequested !== null;
   const clock = manual
@@ -720,6 +719,15 @@ function woken(
 ): ManagedWorkloadStatus {
   const conditions = (status.conditions ?? []).filter((c) => c.type !== conditionTypes.paused);
   return notPaused(obs, { ...status, conditions }, reason, message);
+}
+
+/** Reasons a wake gives the Paused condition. */
+const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside"]);
+
+/** The Paused condition still says why the workload was woken. */
+function wokenFor(status: ManagedWorkloadStatus): boolean {
+  const paused = status.conditions?.find((c) => c.type === conditionTypes.paused);
+  return paused?.status === "False" && WAKE_REASONS.has(paused.reason);
 }
 
 function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner | null {
