@@ -431,6 +431,15 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
       message: /awake/,
     },
     {
+      name: "a pause blocked by unknown activity is reason ActivityUnknown, which the awake budget does not pay",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
+      }),
+      reason: "ActivityUnknown",
+      message: /not pausing: pod CPU unknown \(metrics.k8s.io unavailable\)/,
+    },
+    {
       name: "a pre-wake is reason PreWake",
       obs: observe({
         mw: mw({}, pausedStatus(t0 - 60 * min)),
@@ -700,6 +709,7 @@ describe("decide: status", () => {
     expect(d.events).toMatchObject([
       { reason: "PauseSkipped", note: expect.stringMatching(/held at 3 replicas/) },
     ]);
+    expect(pausedCondition(d)).toMatchObject({ status: "False", reason: "HeldElsewhere" });
   });
 });
 

@@ -472,14 +472,26 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   const heldElsewhere = scaledObjectHeldElsewhere(targetScaledObjects(obs));
   if (heldElsewhere) {
     return {
-      ...stayAwake(obs, next, `not pausing: ${heldElsewhere}`, obs.settings.checkIntervalMs, "Awake"),
+      ...stayAwake(
+        obs,
+        notPaused(obs, next, "HeldElsewhere", heldElsewhere),
+        `not pausing: ${heldElsewhere}`,
+        obs.settings.checkIntervalMs,
+        "Awake",
+      ),
       events: [{ type: "Warning", reason: eventReasons.pauseSkipped, note: heldElsewhere, kind: "skip" }],
     };
   }
   const unknown = manual ? null : unknownActivity(obs);
   if (unknown) {
     return {
-      ...stayAwake(obs, next, `not pausing: ${unknown}`, obs.settings.checkIntervalMs, "Awake"),
+      ...stayAwake(
+        obs,
+        notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknown}`),
+        `not pausing: ${unknown}`,
+        obs.settings.checkIntervalMs,
+        "Awake",
+      ),
       events: [
         {
           type: "Warning",
@@ -720,6 +732,16 @@ function woken(
   const conditions = (status.conditions ?? []).filter((c) => c.type !== conditionTypes.paused);
   return notPaused(obs, { ...status, conditions }, reason, message);
 }
+
+/**
+ * Reasons the Paused condition gives for a pause the idle window alone could not have made either (activity
+ * unknown, a ScaledObject someone else holds, a GitOps hold-off): awake time the forecast's budget does not pay.
+ */
+export const PAUSE_BLOCKED_REASONS: ReadonlySet<string> = new Set([
+  "ActivityUnknown",
+  "HeldElsewhere",
+  "PauseUndone",
+]);
 
 /** Reasons a wake gives the Paused condition. */
 const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside"]);

@@ -422,6 +422,30 @@ describe("the awake budget in the forecast book", () => {
     if (moves === "nowhere") expect(threshold).toBe(0.35);
   });
 
+  it.each(["ActivityUnknown", "HeldElsewhere", "PauseUndone"])(
+    "accounts nothing while a pause is blocked (%s), as it would be for the idle window alone",
+    (reason) => {
+      const book = new ForecastBook();
+      const prediction = { phase: "x", confidence: 0, state };
+      const condition = {
+        type: "Paused",
+        status: "False" as const,
+        reason,
+        message: "not pausing",
+        lastTransitionTime: "",
+      };
+      const workload: ManagedWorkload = {
+        ...mw(budgeted, prediction),
+        status: { phase: "Awake", prediction, conditions: [condition] },
+      };
+      let last: PredictionStatus | undefined;
+      for (let at = now; at <= now + 121 * 60_000; at += 30_000) {
+        last = book.look("k", workload, at, window, at - 2 * hour).prediction;
+      }
+      expect(last?.activityThreshold).toBe(0.35);
+    },
+  );
+
   it("accounts a stretch once when the clock steps back over it", () => {
     const run = (times: number[]) => {
       const book = new ForecastBook();

@@ -44,7 +44,7 @@ import {
   spendBudget,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
-import { timeOf } from "./decide.ts";
+import { PAUSE_BLOCKED_REASONS, timeOf } from "./decide.ts";
 
 const hourMs = 3_600_000;
 
@@ -470,10 +470,17 @@ function spentSince(
   const none = { awakeMs: 0, baselineAwakeMs: 0 };
   if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS) return none;
   if (knownActivityMs === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
+  if (pauseBlocked(mw.status)) return none;
   return {
     awakeMs: mw.status?.phase === "Paused" ? 0 : nowMs - last.atMs,
     baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, knownActivityMs], idleWindowMs),
   };
+}
+
+/** The last decision could not pause for a reason outside the forecast, which the idle window alone meets too. */
+function pauseBlocked(status: ManagedWorkload["status"]): boolean {
+  const paused = status?.conditions?.find((c) => c.type === conditionTypes.paused);
+  return paused?.status === "False" && PAUSE_BLOCKED_REASONS.has(paused.reason);
 }
 
 /**
