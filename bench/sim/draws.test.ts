@@ -42,6 +42,7 @@ describe("the target", () => {
     policy: "",
     requests: 100,
     coldStarts,
+    coldWakes: coldStarts,
     coldStartsByWeek: [coldStarts],
     awakeHours,
     pauses: 0,

@@ -18,6 +18,8 @@ export type DrawsSummary = {
   draws: number;
   /** Relative change of the totals over all draws against the baseline's: -0.5 is half. */
   coldStartChange: number;
+  /** The same for wakes a request started. */
+  coldWakeChange: number;
   awakeChange: number;
   /** Per draw, the smallest and largest relative change of cold starts. */
   coldStartRange: [number, number];
@@ -51,6 +53,10 @@ export function replayDraws(
       policy: policy.name,
       draws,
       coldStartChange: relativeChange(sum(results.map((r) => r.coldStarts)), baseCold),
+      coldWakeChange: relativeChange(
+        sum(results.map((r) => r.coldWakes)),
+        sum(runs.map((r) => r.baseline.coldWakes)),
+      ),
       awakeChange: relativeChange(sum(results.map((r) => r.awakeHours)), baseAwake),
       coldStartRange: [Math.min(...perDraw), Math.max(...perDraw)],
       drawsMeetingTarget: meeting,

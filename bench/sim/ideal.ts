@@ -23,7 +23,7 @@ const LEAD_MINUTES = 2;
 /** Replays `trace` awake in each minute where the expected activity reaches `threshold`. */
 export function replayKnownRates(trace: Trace, known: KnownRates, threshold: number): IdealResult {
   const sim = startSim(trace.startMs);
-  const result = { coldStarts: 0 };
+  const result = { coldStarts: 0, coldWakes: 0 };
   const rateAt = (minute: number) => known.firstRequests[minute] ?? 0;
   let next = 0;
   for (let minute = 0; trace.startMs + minute * TICK_MS < trace.endMs; minute++) {

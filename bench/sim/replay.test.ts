@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { forecastConfig, SLOT_MS, slotOf } from "../../forecast/index.ts";
 import { generateTrace, SYNTHETIC_PROFILES, type TraceProfile } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
-import { gridOf, oracleAdvice, type Policy, replayPolicy } from "./replay.ts";
+import {
+  gridOf,
+  oracleAdvice,
+  type Policy,
+  replayPolicy,
+  serveRequest,
+  startSim,
+  WAKE_MS,
+} from "./replay.ts";
 import { everyTwoHours } from "./test-traces.ts";
 
 const MIN = 60_000;
@@ -24,6 +32,21 @@ describe("replay", () => {
       expect(result.awakeHours).toBeCloseTo(((idle + 1) * 13) / 60, 0);
     },
   );
+
+  it("counts every request that waits for a wake as a cold start, and the wake once", () => {
+    const sim = startSim(START);
+    sim.paused = true;
+    const result = { coldStarts: 0, coldWakes: 0 };
+    for (const atMs of [
+      START + MIN,
+      START + MIN + WAKE_MS / 3,
+      START + MIN + (2 * WAKE_MS) / 3,
+      START + MIN + WAKE_MS,
+    ]) {
+      serveRequest(sim, result, atMs);
+    }
+    expect(result).toEqual({ coldStarts: 3, coldWakes: 1 });
+  });
 
   it.each<{ name: string; policy: Omit<Policy, "name">; like: Omit<Policy, "name"> }>([
     {
@@ -63,6 +86,16 @@ describe("advice from known chances", () => {
   it.each([
     { name: "pre-wakes the lead time before a likely slot", at: 8 * 60, veto: false },
     { name: "vetoes a pause when a likely slot starts within the idle window", at: 9 * 60 + 50, veto: true },
+    {
+      name: "vetoes a pause when a likely slot starts within the idle window and the pre-wake lead",
+      at: 10 * 60 - 15 - config.prewakeLeadMs / MIN + 1,
+      veto: true,
+    },
+    {
+      name: "lets a pause be when a likely slot starts after the idle window and the pre-wake lead",
+      at: 10 * 60 - 15 - config.prewakeLeadMs / MIN - 1,
+      veto: false,
+    },
   ])("$name", ({ at, veto }) => {
     const advice = oracleAdvice(chanceOf, START + at * MIN, 15 * MIN, config);
     expect(advice.vetoPause).toBe(veto);

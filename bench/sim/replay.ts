@@ -62,6 +62,8 @@ export type PolicyResult = {
   requests: number;
   /** Requests that found the workload paused or still waking. */
   coldStarts: number;
+  /** Wakes a request started: the requests that found the workload paused, not those that came while it woke. */
+  coldWakes: number;
   /** The same, per week from the trace's start. */
   coldStartsByWeek: number[];
   awakeHours: number;
@@ -107,6 +109,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
     policy: policy.name,
     requests: trace.requestsMs.length,
     coldStarts: 0,
+    coldWakes: 0,
     coldStartsByWeek: [],
     awakeHours: 0,
     pauses: 0,
@@ -191,9 +194,14 @@ export function awakeHoursUntil(sim: SimState, endMs: number): number {
 }
 
 /** A request: a cold start when it finds the workload paused (it wakes) or still waking. */
-export function serveRequest(sim: SimState, result: Pick<PolicyResult, "coldStarts">, atMs: number) {
+export function serveRequest(
+  sim: SimState,
+  result: Pick<PolicyResult, "coldStarts" | "coldWakes">,
+  atMs: number,
+) {
   if (sim.paused) {
     result.coldStarts++;
+    result.coldWakes++;
     wakeAt(sim, atMs);
   } else if (atMs < sim.readyAtMs) {
     result.coldStarts++;
@@ -246,7 +254,10 @@ function adviceFor(
   return clockAdvice(decide(engine, { nowMs, idleWindowMs }, config));
 }
 
-/** The engine's rule (pre-wake before, and no pause within the idle window of, a likely slot) on known chances. */
+/**
+ * The engine's rule (pre-wake before, and no pause within the idle window and the pre-wake lead of, a likely slot)
+ * on known chances.
+ */
 export function oracleAdvice(
   chanceOf: ChanceOf,
   nowMs: number,
@@ -254,7 +265,8 @@ export function oracleAdvice(
   config: ForecastConfig,
 ): ForecastAdvice {
   const firstSlot = slotOf(nowMs);
-  const vetoUntilSlot = slotOf(nowMs + Math.max(0, idleWindowMs - 1));
+  // As the engine's rule: a pause whose pre-wake would be due within the idle window is vetoed too.
+  const vetoUntilSlot = slotOf(nowMs + Math.max(0, idleWindowMs + config.prewakeLeadMs - 1));
   for (let slot = firstSlot; slot < firstSlot + config.prewakeSearchSlots; slot++) {
     if (chanceOf(slot) < config.activityProbability) continue;
     return {

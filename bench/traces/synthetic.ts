@@ -28,7 +28,7 @@ export type OfficePattern = {
   eveningSessionsPerHour: number;
   /** Day-to-day spread of the start of the working day, in minutes (standard deviation). */
   startJitterMinutes: number;
-  /** Sessions spread over the whole of a Saturday or Sunday. */
+  /** Sessions spread over a Saturday's or Sunday's waking hours (09:00 to 22:00). */
   weekendSessionsPerDay: number;
   /** Hour of a daily scheduled job (a few requests), or null. */
   nightlyJobHour: number | null;
@@ -296,7 +296,8 @@ const OFFICE: OfficePattern = {
 export const SYNTHETIC_PROFILES: readonly TraceProfile[] = [
   {
     name: "office-app",
-    description: "internal app, office hours 08-18 with a 02:00 nightly job; from day 28 hours move to 06-15",
+    description:
+      "internal app, office hours 08-18 with a 02:00 nightly job; from day 28 hours move to 06-15, the job to 04:00",
     seed: 1,
     days: 56,
     startMs: MONDAY_2024_01_01,
