@@ -83,6 +83,8 @@ export const eventReasons = {
   activityAnomaly: "ActivityAnomaly",
   /** A saved forecast state that could not be read was discarded; the engine learns again. */
   forecastStateDiscarded: "ForecastStateDiscarded",
+  /** The forecast state could not be encoded to be saved: the last one saved stays. */
+  forecastStateNotSaved: "ForecastStateNotSaved",
   /** A new forecast engine learned the workload's activity history from Prometheus (or found none). */
   forecastHistoryLearned: "ForecastHistoryLearned",
   /** The activity history could not be read from Prometheus: the engine learns from now. */

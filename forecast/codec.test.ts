@@ -34,6 +34,7 @@ describe("engine state serialisation", () => {
     expect(restored.burstSize).toBe(trained.burstSize);
     expect(restored.silence).toEqual(trained.silence);
     expect(restored.lastKnownSlot).toBe(trained.lastKnownSlot);
+    expect(restored.lastActiveSlot).toBe(trained.lastActiveSlot);
     const before = forecastSlots(trained, trained.nextSlot ?? 0, 96, config);
     const after = forecastSlots(restored, restored.nextSlot ?? 0, 96, config);
     after.forEach((point, i) => {
@@ -87,7 +88,32 @@ describe("engine state serialisation", () => {
       burstSize: MIN_BURST_SIZE,
       silence: NO_SILENCE,
       lastKnownSlot: null,
+      lastActiveSlot: null,
     });
+  });
+
+  it("reads the last activity of a state saved before it was recorded from the history it keeps", () => {
+    const wire = JSON.parse(encoded()) as Record<string, unknown>;
+    delete wire.la;
+    const decoded = decodeEngine(JSON.stringify(wire), config);
+    expect(decoded.ok && decoded.value.lastActiveSlot).toBe(trained.lastActiveSlot);
+  });
+
+  it("round-trips the state of a busy workload, whose squared errors outgrow its counts", () => {
+    const busy = observeAll(
+      createEngine(config),
+      officeSeries(15, 3).map((point) => ({ ...point, value: (point.value ?? 0) * 100_000 })),
+      config,
+    ).engine;
+    const text = encodeEngine(busy);
+    expect(text.ok && decodeEngine(text.value, config).ok).toBe(true);
+  });
+
+  it("refuses to write a state it could not read back", () => {
+    const damaged = { ...trained, accuracy: { ...trained.accuracy, modelSquaredError: 1e20 } };
+    const text = encodeEngine(damaged);
+    expect(text.ok).toBe(false);
+    expect(text.ok ? "" : text.error.message).toMatch(/would not read back: acc\[0\] is beyond/);
   });
 
   const mutate = (change: (wire: Record<string, unknown>) => void) => {
@@ -159,6 +185,9 @@ describe("engine state serialisation", () => {
         ["a last refit after the next slot", (w) => (w.lr = (w.ns as number) + 96)],
         ["a negative silence", (w) => (w.si = [-3, 0, 0])],
         ["a last slot with a value at the next slot", (w) => (w.lk = w.ns)],
+        ["a last active slot after the next slot", (w) => (w.la = (w.ns as number) + 1)],
+        ["a next slot beyond any date", (w) => (w.ns = 1e10)],
+        ["a first slot beyond any date", (w) => (w.fs = -(2 ** 53 - 1))],
       ] satisfies [string, (w: Wire) => unknown][]
     ).map(([name, change]) => ({
       name,

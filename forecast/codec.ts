@@ -3,9 +3,9 @@
 // oversized or unknown state comes back as an error value the caller can report and discard.
 
 import { EMPTY_ACCURACY } from "./accuracy.ts";
-import { type Bounds, type ForecastConfig, historySlots } from "./config.ts";
+import { type Bounds, type ForecastConfig, forecastConfig, historySlots } from "./config.ts";
 import { type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
-import { DAY_SLOTS, positiveModulo, WEEK_SLOTS } from "./grid.ts";
+import { DAY_SLOTS, positiveModulo, SLOT_MS, WEEK_SLOTS } from "./grid.ts";
 import type { HwParams } from "./holt-winters.ts";
 import { MAX_BURST_SIZE, MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
 import { err, ok, type Result } from "./result.ts";
@@ -28,6 +28,8 @@ type WireV1 = {
   lr: number | null;
   /** Last slot learned with a value; absent in states written before it existed (read as ns - 1). */
   lk?: number | null;
+  /** Last slot with activity seen; absent in states written before it existed (read from the history). */
+  la?: number | null;
   ar: number;
   /** Missed-forecast run; absent in states written before it existed (read as 0). */
   mr?: number;
@@ -76,6 +78,7 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     ns: engine.nextSlot,
     lr: engine.lastRefitSlot,
     lk: engine.lastKnownSlot,
+    la: engine.lastActiveSlot,
     ar: engine.anomalyRun,
     mr: engine.missedRun,
     si: [engine.silence.slots, engine.silence.evidence, engine.silence.quietRun],
@@ -95,6 +98,14 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     return err({
       code: "oversized",
       message: `encoded state is ${text.length} bytes, limit ${MAX_STATE_BYTES}`,
+    });
+  }
+  // Never written unless it reads back: a state the decoder refuses would be discarded at the next restart.
+  const readBack = decodeEngine(text, forecastConfig({ historyDays: engine.history.length / DAY_SLOTS }));
+  if (!readBack.ok) {
+    return err({
+      code: readBack.error.code,
+      message: `encoded state would not read back: ${readBack.error.message}`,
     });
   }
   return ok(text);
@@ -184,31 +195,34 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const length = historySlots(config);
   const historyScale = nonNegative(raw.hs, "hs");
   const ordered = decodeUint16(text(raw.h, "h"), length, historyScale, "h");
-  const nextSlot = nullableInteger(raw.ns, "ns");
+  const nextSlot = nullableSlot(raw.ns, "ns");
   const history = new Float64Array(length).fill(Number.NaN);
   if (nextSlot !== null) {
     ordered.forEach((value, i) => {
       history[positiveModulo(nextSlot - length + i, length)] = value;
     });
   }
-  const acc = array(raw.acc, 4, "acc").map((v, i) => nonNegative(v, `acc[${i}]`));
-  if ((acc[2] ?? 0) > 1) throw new InvalidState("acc[2] (interval coverage) is above 1");
+  // Squared errors and the scored count outgrow the values themselves.
+  const accLimits = [MAX_SQUARED, MAX_SQUARED, 1, Number.MAX_SAFE_INTEGER];
+  const acc = array(raw.acc, 4, "acc").map((v, i) => nonNegative(v, `acc[${i}]`, accLimits[i]));
   const model = raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot, config);
   if (phase !== "learning" && !model) throw new InvalidState(`phase ${phase} needs a model`);
-  const firstSlot = nullableInteger(raw.fs, "fs");
-  const lastRefitSlot = nullableInteger(raw.lr, "lr");
+  const firstSlot = nullableSlot(raw.fs, "fs");
+  const lastRefitSlot = nullableSlot(raw.lr, "lr");
   notAfter(firstSlot, nextSlot, "fs");
   notAfter(lastRefitSlot, nextSlot, "lr");
-  const lastKnownSlot = raw.lk === undefined ? null : nullableInteger(raw.lk, "lk");
-  if (lastKnownSlot !== null && (nextSlot === null || lastKnownSlot >= nextSlot)) {
-    throw new InvalidState("lk must be before ns");
-  }
+  const lastKnownSlot = slotBefore(raw.lk === undefined ? null : nullableSlot(raw.lk, "lk"), nextSlot, "lk");
+  const lastActiveSlot =
+    raw.la === undefined
+      ? lastActiveInHistory(history, nextSlot)
+      : slotBefore(nullableSlot(raw.la, "la"), nextSlot, "la");
   return {
     phase,
     phaseReason: { code: oneOf(raw.rc, PHASE_REASON_CODES, "rc"), message: text(raw.rm, "rm") },
     firstSlot,
     nextSlot,
     lastKnownSlot,
+    lastActiveSlot,
     history,
     model: model?.state ?? null,
     params: model?.params ?? null,
@@ -242,7 +256,9 @@ function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConf
     gammaWeek: clampTo(p[3] ?? 0, bounds.gammaWeek),
     phi: clampTo(p[4] ?? 0, bounds.phi),
   };
-  const moments = array(raw.em, 2, "m.em").map((v, i) => nonNegative(v, `m.em[${i}]`));
+  const moments = array(raw.em, 2, "m.em").map((v, i) =>
+    nonNegative(v, `m.em[${i}]`, i === 0 ? MAX_SQUARED : undefined),
+  );
   if (!((moments[1] ?? 0) > 0)) throw new InvalidState("m.em[1] (variance scale) must be above 0");
   const daily = decodeFloat32(text(raw.d, "m.d"), DAY_SLOTS, "m.d");
   const weekly =
@@ -322,16 +338,35 @@ function finite(value: unknown, field: string): number {
  */
 const MAX_MAGNITUDE = 1e9;
 
-function bounded(value: unknown, field: string): number {
+const MAX_SQUARED = MAX_MAGNITUDE ** 2;
+/** Slots whose start and a week of forecasts beyond it are still valid Dates (±8.64e15 ms). */
+const MAX_SLOT = Math.floor(8.64e15 / SLOT_MS) - 2 * WEEK_SLOTS;
+
+function bounded(value: unknown, field: string, limit = MAX_MAGNITUDE): number {
   const number = finite(value, field);
-  if (Math.abs(number) > MAX_MAGNITUDE) throw new InvalidState(`${field} is beyond ${MAX_MAGNITUDE}`);
+  if (Math.abs(number) > limit) throw new InvalidState(`${field} is beyond ${limit}`);
   return number;
 }
 
-function nonNegative(value: unknown, field: string): number {
-  const number = bounded(value, field);
+function nonNegative(value: unknown, field: string, limit = MAX_MAGNITUDE): number {
+  const number = bounded(value, field, limit);
   if (number < 0) throw new InvalidState(`${field} is negative`);
   return number;
+}
+
+function slotBefore(slot: number | null, nextSlot: number | null, field: string): number | null {
+  if (slot !== null && (nextSlot === null || slot >= nextSlot))
+    throw new InvalidState(`${field} must be before ns`);
+  return slot;
+}
+
+/** The latest slot of the ring (time-indexed, ending at ns - 1) that learned activity, or null. */
+function lastActiveInHistory(history: Float64Array, nextSlot: number | null): number | null {
+  if (nextSlot === null) return null;
+  for (let slot = nextSlot - 1; slot >= nextSlot - history.length; slot--) {
+    if ((history[positiveModulo(slot, history.length)] ?? 0) > 0) return slot;
+  }
+  return null;
 }
 
 function notAfter(slot: number | null, nextSlot: number | null, field: string): void {
@@ -340,9 +375,11 @@ function notAfter(slot: number | null, nextSlot: number | null, field: string): 
   }
 }
 
-function nullableInteger(value: unknown, field: string): number | null {
+/** A slot number (or null): an integer whose time is a valid Date. */
+function nullableSlot(value: unknown, field: string): number | null {
   if (value === null) return null;
   if (!Number.isSafeInteger(value)) throw new InvalidState(`${field} is not an integer`);
+  if (Math.abs(value as number) > MAX_SLOT) throw new InvalidState(`${field} is beyond any date`);
   return value as number;
 }
 

@@ -157,14 +157,17 @@ export const MAX_HISTORY_DAYS = 14;
  */
 export function forecastConfig(overrides: Partial<ForecastConfig> = {}): ForecastConfig {
   const merged = { ...DEFAULT_FORECAST_CONFIG, ...overrides };
+  // The engine leaves learning once half its learningDays were observed within the history it keeps.
+  const minHistoryDays = Math.max(1, Math.ceil(merged.learningDays / 2));
   if (
     !Number.isInteger(merged.historyDays) ||
-    merged.historyDays < 1 ||
+    merged.historyDays < minHistoryDays ||
     merged.historyDays > MAX_HISTORY_DAYS
   ) {
     throw new RangeError(
-      `historyDays must be a whole number of days from 1 to ${MAX_HISTORY_DAYS} (the kept history is saved with ` +
-        `the engine's state, which must stay under 8 KiB), got ${merged.historyDays}`,
+      `historyDays must be a whole number of days from ${minHistoryDays} (half of learningDays, observed before ` +
+        `the engine forecasts) to ${MAX_HISTORY_DAYS} (the kept history is saved with the engine's state, which ` +
+        `must stay under 8 KiB), got ${merged.historyDays}`,
     );
   }
   for (const [season, days] of Object.entries(merged.seasonHalfLivesDays)) {

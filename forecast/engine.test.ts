@@ -69,6 +69,23 @@ describe("forecast engine phases", () => {
     expect(engine.phase).not.toBe("active-weekly");
   });
 
+  it("never trusts a forecast of a workload never seen active: it covers no hour", () => {
+    const zeros = officeSeries(6, 1, () => 0);
+    const { engine, events } = run(zeros);
+    expect(engine.phase).toBe("shadow");
+    expect(confidence(engine)).toBe(0);
+    expect(phaseChanges(events).map((e) => e.to)).toEqual(["shadow"]);
+  });
+
+  it("drops back to shadow once the history it keeps holds no activity, and says so", () => {
+    const quiet = officeSeries(config.historyDays + 1, 1, () => 0, regular.engine.nextSlot ?? 0);
+    const { engine, events } = run(quiet, regular.engine);
+    expect(engine.phase).toBe("shadow");
+    expect(phaseChanges(events).at(-1)?.reason.message).toMatch(
+      /no activity in the last 14 days: nothing to forecast/,
+    );
+  });
+
   it("restarts learning after a gap longer than the limit", () => {
     const farSlot = (regular.engine.nextSlot ?? 0) + config.maxGapSlots + 10;
     const { engine, events } = observe(regular.engine, { slot: farSlot, value: 3 }, config);

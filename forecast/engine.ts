@@ -42,6 +42,8 @@ export type ForecastEngine = {
   nextSlot: number | null;
   /** The last slot learned with a value (not a gap): how long the engine has gone without data. */
   lastKnownSlot: number | null;
+  /** The last slot where activity was seen (as observed, before any anomaly clipping). */
+  lastActiveSlot: number | null;
   /** Ring indexed by slot mod history length; NaN marks a gap. Holds the values the model learned. */
   history: Float64Array;
   model: HwState | null;
@@ -100,6 +102,7 @@ export function createEngine(config: ForecastConfig): ForecastEngine {
     firstSlot: null,
     nextSlot: null,
     lastKnownSlot: null,
+    lastActiveSlot: null,
     history: new Float64Array(historySlots(config)).fill(Number.NaN),
     model: null,
     params: null,
@@ -121,7 +124,17 @@ function learningReason(config: ForecastConfig): Reason<PhaseReasonCode> {
 }
 
 export function confidence(engine: ForecastEngine): number {
-  return engine.phase === "learning" ? 0 : confidenceOf(engine.accuracy);
+  return engine.phase === "learning" || !activityKept(engine) ? 0 : confidenceOf(engine.accuracy);
+}
+
+/**
+ * Whether the history kept holds any activity. Without any, model and seasonal-naive are both exactly right
+ * about nothing: their record scores "as good as seasonal-naive", which is no reason to trust a forecast that
+ * covers no hour at all.
+ */
+function activityKept(engine: ForecastEngine): boolean {
+  const { lastActiveSlot, nextSlot } = engine;
+  return lastActiveSlot !== null && nextSlot !== null && nextSlot - lastActiveSlot <= engine.history.length;
 }
 
 export function isActive(phase: Phase): boolean {
@@ -227,6 +240,7 @@ function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig,
   }
   draft.history[positiveModulo(slot, draft.history.length)] = learned;
   if (!Number.isNaN(value)) draft.lastKnownSlot = slot;
+  if (value > 0) draft.lastActiveSlot = slot;
   draft.nextSlot = slot + 1;
 }
 
@@ -327,7 +341,7 @@ function advanceLifecycle(draft: ForecastEngine, config: ForecastConfig, events:
   const refitDue = nextSlot - (draft.lastRefitSlot ?? nextSlot) >= config.refitEverySlots;
   if (weeklyReady || refitDue) refit(draft, span >= weeklySlots ? "daily+weekly" : "daily", config, events);
 
-  const score = confidenceOf(draft.accuracy);
+  const score = confidence(draft);
   const activePhase: Phase = draft.model?.seasonality === "daily+weekly" ? "active-weekly" : "active-daily";
   if (
     draft.phase === "shadow" &&
@@ -341,12 +355,10 @@ function advanceLifecycle(draft: ForecastEngine, config: ForecastConfig, events:
       events,
     );
   } else if (isActive(draft.phase) && score < config.deactivateBelow) {
-    setPhase(
-      draft,
-      "shadow",
-      { code: "confidence-low", message: confidenceMessage(score, "<", config.deactivateBelow) },
-      events,
-    );
+    const message = activityKept(draft)
+      ? confidenceMessage(score, "<", config.deactivateBelow)
+      : `no activity in the last ${config.historyDays} days: nothing to forecast`;
+    setPhase(draft, "shadow", { code: "confidence-low", message }, events);
   } else if (draft.phase === "active-daily" && activePhase === "active-weekly") {
     setPhase(
       draft,

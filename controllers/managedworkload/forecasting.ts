@@ -196,10 +196,17 @@ export class ForecastBook {
     // goes back to the last one shown, up to an hour of steering.
     if (entry.history === "settled" && (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs)) {
       const encoded = encodeEngine(entry.engine);
-      if (encoded.ok) {
-        entry.state = encoded.value;
-        entry.savedAtMs = nowMs;
+      if (encoded.ok) entry.state = encoded.value;
+      else {
+        this.#notify(
+          entry,
+          "Warning",
+          eventReasons.forecastStateNotSaved,
+          `the forecast state could not be saved (${encoded.error.message}); a restart goes back to the last ` +
+            "state saved, and saving is tried again in an hour",
+        );
       }
+      entry.savedAtMs = nowMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
     const windowMs = isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
