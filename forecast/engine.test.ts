@@ -86,6 +86,12 @@ describe("forecast engine phases", () => {
     );
   });
 
+  it("refits at once a model restored without a refit on record, instead of never", () => {
+    const start = regular.engine.nextSlot ?? 0;
+    const { events } = observe({ ...regular.engine, lastRefitSlot: null }, { slot: start, value: 0 }, config);
+    expect(events.map((e) => e.kind)).toContain("refit");
+  });
+
   it("restarts learning after a gap longer than the limit", () => {
     const farSlot = (regular.engine.nextSlot ?? 0) + config.maxGapSlots + 10;
     const { engine, events } = observe(regular.engine, { slot: farSlot, value: 3 }, config);

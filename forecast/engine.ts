@@ -338,7 +338,8 @@ function advanceLifecycle(draft: ForecastEngine, config: ForecastConfig, events:
 
   const model = draft.model as HwState;
   const weeklyReady = model.seasonality === "daily" && span >= weeklySlots;
-  const refitDue = nextSlot - (draft.lastRefitSlot ?? nextSlot) >= config.refitEverySlots;
+  // A model without a refit on record (a damaged state) is refitted at once rather than never.
+  const refitDue = draft.lastRefitSlot === null || nextSlot - draft.lastRefitSlot >= config.refitEverySlots;
   if (weeklyReady || refitDue) refit(draft, span >= weeklySlots ? "daily+weekly" : "daily", config, events);
 
   const score = confidence(draft);
