@@ -87,9 +87,41 @@ describe("engine state serialisation", () => {
       missedRun: 0,
       burstSize: MIN_BURST_SIZE,
       silence: NO_SILENCE,
-      lastKnownSlot: null,
+      // From the history, all gaps: nothing known within the ring.
+      lastKnownSlot: 101 - 14 * 96 - 1,
       lastActiveSlot: null,
     });
+  });
+
+  it.each([
+    { what: "the last slot with a value", gapsAtEnd: 5 * 96, want: (ns: number) => ns - 5 * 96 - 1 },
+    {
+      what: "the slot before the ring when it holds none",
+      gapsAtEnd: 14 * 96,
+      want: (ns: number) => ns - 14 * 96 - 1,
+    },
+  ])(
+    "reads, for a state saved before it was recorded, the last slot known from the history: $what",
+    ({ gapsAtEnd, want }) => {
+      const wire = JSON.parse(encoded()) as Record<string, unknown>;
+      delete wire.lk;
+      // Gaps (65535) over the last slots of the history, which is stored in time order.
+      const history = Buffer.from(wire.h as string, "base64");
+      history.fill(0xff, history.length - 2 * gapsAtEnd);
+      wire.h = history.toString("base64");
+      const decoded = decodeEngine(JSON.stringify(wire), config);
+      expect(decoded.ok && decoded.value.lastKnownSlot).toBe(want(trained.nextSlot ?? 0));
+    },
+  );
+
+  it("starts learning again when a state saved before the last slot known was recorded goes eight days without data", () => {
+    const wire = JSON.parse(encoded()) as Record<string, unknown>;
+    delete wire.lk;
+    const decoded = decodeEngine(JSON.stringify(wire), config);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    const next = decoded.value.nextSlot ?? 0;
+    const gaps = Array.from({ length: 8 * 96 }, (_, i) => ({ slot: next + i, value: null }));
+    expect(observeAll(decoded.value, gaps, config).engine.phase).toBe("learning");
   });
 
   it("reads the last activity of a state saved before it was recorded from the history it keeps", () => {
@@ -107,6 +139,12 @@ describe("engine state serialisation", () => {
     ).engine;
     const text = encodeEngine(busy);
     expect(text.ok && decodeEngine(text.value, config).ok).toBe(true);
+  });
+
+  it("writes the state of an engine whose config keeps a short history", () => {
+    const short = forecastConfig({ historyDays: 1, learningDays: 2 });
+    const text = encodeEngine(observeAll(createEngine(short), officeSeries(3, 2), short).engine);
+    expect(text.ok).toBe(true);
   });
 
   it("refuses to write a state it could not read back", () => {

@@ -26,7 +26,7 @@ type WireV1 = {
   fs: number | null;
   ns: number | null;
   lr: number | null;
-  /** Last slot learned with a value; absent in states written before it existed (read as ns - 1). */
+  /** Last slot learned with a value; absent in states written before it existed (read from the history). */
   lk?: number | null;
   /** Last slot with activity seen; absent in states written before it existed (read from the history). */
   la?: number | null;
@@ -101,7 +101,9 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     });
   }
   // Never written unless it reads back: a state the decoder refuses would be discarded at the next restart.
-  const readBack = decodeEngine(text, forecastConfig({ historyDays: engine.history.length / DAY_SLOTS }));
+  // The ring's length is all the decoder takes from the config, but for bounds it clamps into.
+  const ringConfig = forecastConfig({ historyDays: engine.history.length / DAY_SLOTS, learningDays: 1 });
+  const readBack = decodeEngine(text, ringConfig);
   if (!readBack.ok) {
     return err({
       code: readBack.error.code,
@@ -211,10 +213,25 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const lastRefitSlot = nullableSlot(raw.lr, "lr");
   notAfter(firstSlot, nextSlot, "fs");
   notAfter(lastRefitSlot, nextSlot, "lr");
-  const lastKnownSlot = slotBefore(raw.lk === undefined ? null : nullableSlot(raw.lk, "lk"), nextSlot, "lk");
+  const storedLastKnown =
+    raw.lk === undefined ? null : slotBefore(nullableSlot(raw.lk, "lk"), nextSlot, "lk");
+  // Nothing known in the ring: at least a ring's length without data.
+  const lastKnownSlot =
+    storedLastKnown ??
+    lastInHistory(
+      history,
+      nextSlot,
+      (value) => !Number.isNaN(value),
+      (beforeRing) => beforeRing,
+    );
   const lastActiveSlot =
     raw.la === undefined
-      ? lastActiveInHistory(history, nextSlot)
+      ? lastInHistory(
+          history,
+          nextSlot,
+          (value) => value > 0,
+          () => null,
+        )
       : slotBefore(nullableSlot(raw.la, "la"), nextSlot, "la");
   return {
     phase,
@@ -360,13 +377,21 @@ function slotBefore(slot: number | null, nextSlot: number | null, field: string)
   return slot;
 }
 
-/** The latest slot of the ring (time-indexed, ending at ns - 1) that learned activity, or null. */
-function lastActiveInHistory(history: Float64Array, nextSlot: number | null): number | null {
+/**
+ * For states saved before a field existed: the latest slot of the ring (ending at ns - 1) whose learned value
+ * passes `test`, or `beforeRing` with the slot just before the ring when none does.
+ */
+function lastInHistory(
+  history: Float64Array,
+  nextSlot: number | null,
+  test: (value: number) => boolean,
+  beforeRing: (slot: number) => number | null,
+): number | null {
   if (nextSlot === null) return null;
   for (let slot = nextSlot - 1; slot >= nextSlot - history.length; slot--) {
-    if ((history[positiveModulo(slot, history.length)] ?? 0) > 0) return slot;
+    if (test(history[positiveModulo(slot, history.length)] ?? Number.NaN)) return slot;
   }
-  return null;
+  return beforeRing(nextSlot - history.length - 1);
 }
 
 function notAfter(slot: number | null, nextSlot: number | null, field: string): void {

@@ -221,9 +221,9 @@ function resetAfterLongGap(engine: ForecastEngine, slot: number, config: Forecas
   return { engine: { ...createEngine(config), phaseReason: reason }, events };
 }
 
-/** States saved before `lastKnownSlot` existed take the last slot learned. */
+/** Nothing known since it started (it starts on a value, so only a damaged state): none since its first slot. */
 function lastKnownSlot(engine: ForecastEngine): number {
-  return engine.lastKnownSlot ?? (engine.nextSlot as number) - 1;
+  return engine.lastKnownSlot ?? (engine.firstSlot ?? (engine.nextSlot as number)) - 1;
 }
 
 function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig, events: EngineEvent[]) {
