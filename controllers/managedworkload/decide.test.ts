@@ -437,7 +437,38 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
         activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
       }),
       reason: "ActivityUnknown",
-      message: /not pausing: pod CPU unknown \(metrics.k8s.io unavailable\)/,
+      message: /^not pausing: pod CPU unknown$/,
+    },
+    {
+      name: "a pause blocked by a failed activity query names the query, not its error, so status stays put",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        activity: { ...idle(t0), queries: [{ name: "queue", active: null, error: "timeout after 5003 ms" }] },
+      }),
+      reason: "ActivityUnknown",
+      message: /^not pausing: activity queries failed: queue$/,
+    },
+    {
+      name: "a workload woken by a GitOps tool setting a pause back keeps reason UndoneByGitOps on the next check",
+      obs: observe({
+        mw: mw(
+          {},
+          {
+            ...awakeFor(1),
+            conditions: [
+              {
+                type: "Paused",
+                status: "False",
+                reason: "UndoneByGitOps",
+                message: "argocd-controller set spec.replicas back",
+                lastTransitionTime: iso(t0 - min),
+              },
+            ],
+          },
+        ),
+      }),
+      reason: "UndoneByGitOps",
+      message: /set spec.replicas back/,
     },
     {
       name: "a pre-wake is reason PreWake",
@@ -857,6 +888,7 @@ describe("decide: a sync loop that undoes pauses", () => {
     expect(d.status.phase).toBe("Awake");
     expect(d.status.pausesUndone).toEqual(undone(1, t0));
     expect(d.status.lastActivity).toEqual({ time: iso(t0), source: "scale-up" });
+    expect(pausedCondition(d)).toMatchObject({ status: "False", reason: "UndoneByGitOps" });
     expect(d.events).toMatchObject([
       {
         type: "Warning",

@@ -315,7 +315,7 @@ function undoneByGitOps(
   const next = woken(
     obs,
     { ...status, pausesUndone, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } },
-    "PauseUndone",
+    "UndoneByGitOps",
     note,
   );
   return {
@@ -487,7 +487,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     return {
       ...stayAwake(
         obs,
-        notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknown}`),
+        notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknownWhat(obs.activity)}`),
         `not pausing: ${unknown}`,
         obs.settings.checkIntervalMs,
         "Awake",
@@ -666,6 +666,17 @@ function unknownActivity(obs: Observation): string | null {
   return unknownIn(obs.activity);
 }
 
+/**
+ * What is unknown, without the errors' wording: the condition says it while it lasts, so an error that words
+ * itself differently from check to check must not rewrite status each time (the PauseSkipped Event has them).
+ */
+function unknownWhat(sample: ActivitySample | null): string {
+  if (!sample) return "no activity measurement in this check";
+  if (sample.cpuCores === null) return "pod CPU unknown";
+  const failed = sample.queries.filter((q) => q.active === null).map((q) => q.name);
+  return `activity queries failed: ${failed.join(", ")}`;
+}
+
 /** Why `sample` does not tell whether the workload was active, or null when it does. */
 export function unknownIn(sample: ActivitySample | null): string | null {
   if (!sample) return "no activity measurement in this check";
@@ -744,7 +755,7 @@ export const PAUSE_BLOCKED_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Reasons a wake gives the Paused condition. */
-const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside"]);
+const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside", "UndoneByGitOps"]);
 
 /** The Paused condition still says why the workload was woken. */
 function wokenFor(status: ManagedWorkloadStatus): boolean {
@@ -756,7 +767,6 @@ function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner |
   return replicasOwner({ kind: target.kind, name: target.name }, target.managedFields, obs.fieldManager);
 }
 
-/** napwake.dev/paused-from as a count; a malformed value counts as absent (the validating webhook refuses it). */
 /**
  * Whether a check knows the workload's activity, so the forecast may learn the slot as idle when none was seen:
  * a complete measurement, or a paused workload with nothing to measure (no pods, no activity queries).
@@ -766,6 +776,7 @@ export function activityKnown(target: TargetState | null, sample: ActivitySample
   return sample === null ? pausedFromOf(target) !== null : unknownIn(sample) === null;
 }
 
+/** napwake.dev/paused-from as a count; a malformed value counts as absent (the validating webhook refuses it). */
 export function pausedFromOf(target: TargetState): number | null {
   const raw = target.annotations[annotations.pausedFrom];
   if (raw === undefined || !/^[1-9]\d*$/.test(raw)) return null;

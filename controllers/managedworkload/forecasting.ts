@@ -75,7 +75,9 @@ type Entry = {
   active: boolean;
   /** The workload was paused at the last look: until the next look it saw no activity. */
   pausedAtLook: boolean;
+  /** When the state shown was saved, and when the next save is due (null: at the next look). */
   savedAtMs: number | null;
+  saveDueAtMs: number | null;
   state: string | undefined;
   /** Notices produced as the engine moved on and not yet confirmed sent: returned by every look until then. */
   unsent: ForecastNotice[];
@@ -194,10 +196,12 @@ export class ForecastBook {
     // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
     // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
     // goes back to the last one shown, up to an hour of steering.
-    if (entry.history === "settled" && (entry.savedAtMs === null || nowMs - entry.savedAtMs >= hourMs)) {
+    if (entry.history === "settled" && (entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs)) {
       const encoded = encodeEngine(entry.engine);
-      if (encoded.ok) entry.state = encoded.value;
-      else {
+      if (encoded.ok) {
+        entry.state = encoded.value;
+        entry.savedAtMs = nowMs;
+      } else {
         this.#notify(
           entry,
           "Warning",
@@ -206,7 +210,7 @@ export class ForecastBook {
             "state saved, and saving is tried again in an hour",
         );
       }
-      entry.savedAtMs = nowMs;
+      entry.saveDueAtMs = nowMs + hourMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
     const windowMs = isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
@@ -285,7 +289,7 @@ export class ForecastBook {
     const learned = [...before.map((point) => orLive(entry, point)), ...liveSince(entry, before)];
     entry.engine = observeAll(createEngine(config), learned, config).engine;
     entry.history = "settled";
-    entry.savedAtMs = null;
+    entry.saveDueAtMs = null;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
     const days = known.length / DAY_SLOTS;
     this.#notify(
@@ -360,6 +364,7 @@ export class ForecastBook {
       active: false,
       pausedAtLook: false,
       savedAtMs: null,
+      saveDueAtMs: null,
       state: undefined,
       unsent: [],
       threshold,
@@ -403,6 +408,7 @@ export class ForecastBook {
       openSlot: nextSlot,
       openWatched: false,
       savedAtMs,
+      saveDueAtMs: savedAtMs + hourMs,
       state: saved,
       history: "settled",
     };
