@@ -809,3 +809,20 @@ describe("the prediction status shows", () => {
     expect(shownPrediction(prediction, status, at).nextPrewake !== undefined).toBe(shown);
   });
 });
+
+describe("a state that cannot be saved", () => {
+  it("is a Warning, and status keeps the last state saved with its time", () => {
+    const now = Date.parse("2026-11-23T09:45:00Z");
+    // A record whose scored count is at the most a state may hold: the next scored slot puts it past.
+    const wire = JSON.parse(dailyPatternState(now, 21)) as { acc: number[] };
+    wire.acc[3] = Number.MAX_SAFE_INTEGER;
+    const savedAt = new Date(now).toISOString();
+    const prediction = { phase: "x", confidence: 0, state: JSON.stringify(wire), savedAt };
+    const book = new ForecastBook();
+    book.look("k", mw({}, prediction), now, 30 * 60_000);
+    const later = book.look("k", mw({}, prediction), now + hour + 60_000, 30 * 60_000);
+    expect(later.notices.map((n) => [n.type, n.reason])).toEqual([["Warning", "ForecastStateNotSaved"]]);
+    expect(later.prediction?.state).toBe(prediction.state);
+    expect(later.prediction?.savedAt).toBe(savedAt);
+  });
+});
