@@ -9,9 +9,18 @@ describe("the names of a workload's pods", () => {
     {
       kind: "Deployment" as const,
       name: "web",
-      matches: ["web-7d9f8c6b5-x2x4z", "web-6b7c8d9f5d-aaaaa", "web-5d-x2x4z"],
+      matches: ["web-7d9f8c6b5-x2x4z", "web-6b7c8d9f5d-wwwww", "web-5d-x2x4z"],
       // A sibling Deployment's pods, and a sibling StatefulSet's (`web-redis`).
-      not: ["web-admin-7d9f8c6b5-x2x4z", "web-0", "web-redis-0", "web-redis-12"],
+      // Another controller's pods under the same name: a Job `web-migrate`, a DaemonSet `web-agent`, a CronJob `web`.
+      not: [
+        "web-admin-7d9f8c6b5-x2x4z",
+        "web-0",
+        "web-redis-0",
+        "web-redis-12",
+        "web-migrate-4xk9z",
+        "web-agent-7xk2p",
+        "web-29012345-q2x7z",
+      ],
     },
     {
       kind: "StatefulSet" as const,
@@ -19,7 +28,7 @@ describe("the names of a workload's pods", () => {
       matches: ["db-0", "db-12"],
       not: ["db-backup-0", "db-7d9f8c6b5-x2x4z", "db-1-0"],
     },
-    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-1-x2x4z"], not: ["axb-1-x2x4z"] },
+    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-2-x2x4z"], not: ["axb-2-x2x4z"] },
   ])("names exactly the pods of a $kind called $name", ({ kind, name, matches, not }) => {
     const belongs = podNameMatcher(kind, name);
     for (const pod of matches) expect(belongs(pod), pod).toBe(true);

@@ -12,7 +12,13 @@ export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/
 export const MAX_GENERATED_BASE = 58;
 /** The ReplicaSet's pod-template-hash suffix: a 32-bit hash, encoded in at most 10 characters. */
 const MAX_TEMPLATE_HASH = 10;
-const RANDOM_SUFFIX = "[a-z0-9]{5}";
+/**
+ * The alphabet the API server draws generated names and pod-template hashes from (no vowels, no 0, 1 or 3), so
+ * the pods of a Job `<name>-migrate` or of a CronJob `<name>` (`<name>-29012345-…`) do not pass for a
+ * Deployment's.
+ */
+const GENERATED = "[bcdfghjklmnpqrstvwxz2456789]";
+const RANDOM_SUFFIX = `${GENERATED}{5}`;
 
 /** What every pod name of a workload called `name` starts with, whatever its kind. */
 export function podNamePrefix(name: string): string {
@@ -31,12 +37,14 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
   const hashRoom = MAX_GENERATED_BASE - base.length - 1;
   const forms: string[] = [];
   if (hashRoom >= 1) {
-    forms.push(`${escapeRegex(base)}[a-z0-9]{1,${Math.min(MAX_TEMPLATE_HASH, hashRoom)}}-${RANDOM_SUFFIX}`);
+    forms.push(
+      `${escapeRegex(base)}${GENERATED}{1,${Math.min(MAX_TEMPLATE_HASH, hashRoom)}}-${RANDOM_SUFFIX}`,
+    );
   }
   if (hashRoom < MAX_TEMPLATE_HASH) {
     // A hash too long for the room is cut, its dash with it: exactly the room's length of it is kept.
     const kept = Math.max(0, hashRoom + 1);
-    const hash = kept > 0 ? `[a-z0-9]{${kept}}` : "";
+    const hash = kept > 0 ? `${GENERATED}{${kept}}` : "";
     forms.push(`${escapeRegex(base.slice(0, MAX_GENERATED_BASE))}${hash}${RANDOM_SUFFIX}`);
   }
   return forms.join("|");

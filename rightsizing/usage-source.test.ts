@@ -32,7 +32,7 @@ const api: UsageTarget = {
 
 describe("assembleHistories", () => {
   const range = { start: at(0), end: at(5) };
-  const podA = "api-7d9f8c6b5-aaaaa";
+  const podA = "api-7d9f8c6b5-wwwww";
   const podB = "api-7d9f8c6b5-bbbbb";
 
   it("marks steps without samples absent, not zero", () => {
@@ -75,7 +75,7 @@ describe("assembleHistories", () => {
 
   it("reads the pods of a Deployment whose long name the API server cut in its pods' names", () => {
     const name = `checkout-${"x".repeat(60)}`;
-    const pod = deploymentPodName(name, "6b7c8d9f5d", "aaaaa");
+    const pod = deploymentPodName(name, "6b7c8d9f5d", "wwwww");
     const collected = empty();
     collected.cpu.push(series(pod, "app", [[0, 0.4]]));
     collected.memory.push(series(pod, "app", [[0, 100]]));
@@ -175,7 +175,7 @@ describe("assembleHistories", () => {
   it("ignores series of other workloads, namespaces and containers", () => {
     const collected = empty();
     collected.cpu.push(
-      series("web-7d9f8c6b5-aaaaa", "app", [[0, 1]]),
+      series("web-7d9f8c6b5-wwwww", "app", [[0, 1]]),
       series(podA, "app", [[0, 1]], "other"),
       series(podA, "sidecar", [[0, 1]]),
     );
@@ -232,7 +232,7 @@ const steady = (call: Call): PromResult<RangeSeries[]> => {
   return {
     ok: true,
     value: usage
-      ? [{ metric: { namespace: "shop", pod: "api-7d9f8c6b5-aaaaa", container: "app" }, points }]
+      ? [{ metric: { namespace: "shop", pod: "api-7d9f8c6b5-wwwww", container: "app" }, points }]
       : [],
     warnings: [],
   };

@@ -76,7 +76,7 @@ export function demoHistory(endMs: number): string {
     },
     memoryBytes: (t) => (50 + 10 * Math.abs(Math.sin(t / 86_400_000))) * 2 ** 20 * scale,
   });
-  return containerUsageOpenMetrics([pod("aaaaa", 1), pod("bbbbb", 0.9)], {
+  return containerUsageOpenMetrics([pod("wwwww", 1), pod("bbbbb", 0.9)], {
     end: endMs,
     durationMs: 14 * 86_400_000,
     stepMs: 5 * 60_000,

@@ -65,7 +65,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
       containerUsageOpenMetrics(
         ["learns", "ignores"].map((name) => ({
           namespace,
-          pod: `${name}-6b7c8d9f5d-aaaaa`,
+          pod: `${name}-6b7c8d9f5d-wwwww`,
           container: "web",
           cpuCores: busy,
           memoryBytes: () => 50 * 2 ** 20,
@@ -180,7 +180,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
       // A sample where the step before or the one after has CPU, so each step with CPU has one at both ends.
       if (before !== undefined || now !== undefined) {
         lines.push(
-          `container_cpu_usage_seconds_total{namespace="${namespace}",pod="scaled-6b7c8d9f5d-aaaaa",container="web"} ${total.toFixed(3)} ${t / 1000}`,
+          `container_cpu_usage_seconds_total{namespace="${namespace}",pod="scaled-6b7c8d9f5d-wwwww",container="web"} ${total.toFixed(3)} ${t / 1000}`,
         );
       }
     }

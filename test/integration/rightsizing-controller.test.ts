@@ -138,14 +138,14 @@ describe("the rightsizing controller", () => {
     await loadPrometheusHistory(
       clients.info.harnessUrl,
       containerUsageOpenMetrics(
-        [series("api-5f6d7c8b9-aaaaa", "app", 0.3, 200), series("db-0", "postgres", 0.15, 700)],
+        [series("api-5f6d7c8b9-wwwww", "app", 0.3, 200), series("db-0", "postgres", 0.15, 700)],
         { end, durationMs: 14 * day, stepMs: 5 * minute },
       ),
     );
     // fresh: three hours of history, less than the day a recommendation needs.
     await loadPrometheusHistory(
       clients.info.harnessUrl,
-      containerUsageOpenMetrics([series("fresh-6c7d8e9f0-bbbbb", "app", 0.1, 100)], {
+      containerUsageOpenMetrics([series("fresh-6c7d8f9f2-bbbbb", "app", 0.1, 100)], {
         end,
         durationMs: 3 * hour,
         stepMs: 5 * minute,

@@ -61,7 +61,7 @@ describe("rightsizing usage from the local Prometheus", () => {
       clients.info.harnessUrl,
       containerUsageOpenMetrics(
         [
-          series("api-7d9f8c6b5-aaaaa", "app", diurnalCpu, 300),
+          series("api-7d9f8c6b5-wwwww", "app", diurnalCpu, 300),
           series("api-7d9f8c6b5-bbbbb", "app", diurnalCpu, 280),
           series("db-0", "postgres", () => 0.2, 1024),
         ],
