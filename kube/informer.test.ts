@@ -57,6 +57,23 @@ describe("keeping an informer running", () => {
     await kept.stop();
   });
 
+  it("resolves only once a start has listed without error, as a cache that failed its first list is empty", async () => {
+    vi.useFakeTimers();
+    const informer = fakeInformer([false, false, true]);
+    let resolved = false;
+    const kept = keepInformer(informer as never, { restartDelayMs: 1_000 }).then((k) => {
+      resolved = true;
+      return k;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(informer.starts).toBe(2);
+    expect(resolved).toBe(false);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(informer.starts).toBe(3);
+    expect(resolved).toBe(true);
+    await (await kept).stop();
+  });
+
   it("restarts nothing once stopped", async () => {
     vi.useFakeTimers();
     const informer = fakeInformer([true]);

@@ -18,6 +18,10 @@ export const HEALTHY_AFTER_MS = 60_000;
  * credentials refused) each waits twice as long as the one before, up to MAX_RESTART_DELAY_MS, rather than
  * hammering the API server every second; a restart that throws is retried the same way. `onChange` runs after
  * every add, update and delete, without telling which: callers re-read the cache (level-based).
+ *
+ * Resolves once a start has listed without error, not before: the client's start() resolves after a failed
+ * list too, and an empty cache taken for synced would read as "nothing exists" (opt-in would delete every
+ * ManagedWorkload of a Namespace it did not see).
  */
 export async function keepInformer<T extends KubernetesObject>(
   informer: Pick<CachedInformer<T>, "on" | "start" | "stop"> & ObjectCache<T>,
@@ -31,8 +35,19 @@ export async function keepInformer<T extends KubernetesObject>(
   if (opts.onChange) {
     for (const verb of ["add", "update", "delete"] as const) informer.on(verb, opts.onChange);
   }
+  let markSynced: () => void = () => undefined;
+  const synced = new Promise<void>((resolve) => {
+    markSynced = resolve;
+  });
+  let failedSinceStart = false;
+  const start = async () => {
+    failedSinceStart = false;
+    await informer.start();
+    if (!failedSinceStart) markSynced();
+  };
   // The client reports a failed list or watch as an error event (its start() resolves all the same).
   const restartLater = () => {
+    failedSinceStart = true;
     if (stopped) return;
     const nowMs = Date.now();
     if (nowMs - lastFailureMs > HEALTHY_AFTER_MS) delayMs = firstDelayMs;
@@ -42,11 +57,12 @@ export async function keepInformer<T extends KubernetesObject>(
     // One restart pending at a time.
     clearTimeout(timer);
     timer = setTimeout(() => {
-      if (!stopped) informer.start().catch(restartLater);
+      if (!stopped) start().catch(restartLater);
     }, waitMs);
   };
   informer.on("error", restartLater);
-  await informer.start();
+  await start().catch(restartLater);
+  await synced;
   return {
     cache: informer,
     async stop() {
