@@ -139,6 +139,7 @@ describe("buildEvent", () => {
     { name: "web", nowMs: 0, seq: 0, want: "web.0" },
     { name: "web", nowMs: 1, seq: 7, want: "web.f4247" },
     { name: "a".repeat(300), nowMs: 0, seq: 1, want: `${"a".repeat(200)}.1` },
+    { name: `${"a".repeat(198)}-.b`, nowMs: 0, seq: 1, want: `${"a".repeat(198)}.1` },
   ])("names the Event $want", ({ name, nowMs, seq, want }) => {
     expect(eventName(name, nowMs, seq)).toBe(want);
   });

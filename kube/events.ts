@@ -113,7 +113,9 @@ export function truncateNote(note: string): string {
  */
 export function eventName(objectName: string, nowMs: number, seq: number): string {
   const nanos = BigInt(Math.floor(nowMs)) * 1_000_000n + BigInt(seq % 1_000_000);
-  return `${objectName.slice(0, maxNamePrefix)}.${nanos.toString(16)}`;
+  // A cut name must still end in an alphanumeric, or `<name>.<hex>` is no DNS subdomain and is refused.
+  const prefix = objectName.slice(0, maxNamePrefix).replace(/[-.]+$/, "");
+  return `${prefix}.${nanos.toString(16)}`;
 }
 
 /** The Event object for one occurrence. */

@@ -367,6 +367,13 @@ describe("RetryRateLimiter", () => {
     expect(delays.slice(100)).toEqual([100, 200]);
   });
 
+  it("owes nothing after the wall clock steps back", () => {
+    let now = 10 * 3_600_000;
+    const limiter = new RetryRateLimiter({ now: () => now } as FakeClock, { qps: 10, burst: 100 });
+    now -= 3_600_000;
+    expect(limiter.when("ns/a")).toBe(5);
+  });
+
   it("refills the bucket with time", async () => {
     const clock = new FakeClock();
     const limiter = new RetryRateLimiter(clock, { qps: 10, burst: 1 });

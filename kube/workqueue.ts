@@ -126,7 +126,8 @@ export class RetryRateLimiter {
 
   #reserveToken(): number {
     const now = this.#clock.now();
-    this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#last) * this.#qps) / 1000);
+    // A wall clock stepped back refills nothing rather than a debt that would stall every retry.
+    this.#tokens = Math.min(this.#burst, this.#tokens + (Math.max(0, now - this.#last) * this.#qps) / 1000);
     this.#last = now;
     this.#tokens -= 1;
     return this.#tokens >= 0 ? 0 : (-this.#tokens * 1000) / this.#qps;

@@ -107,6 +107,15 @@ describe("decideOptIn", () => {
     expect(actions).toEqual([expect.objectContaining({ kind: "resume-orphan", from: 3 })]);
   });
 
+  it("never deletes a hand-written ManagedWorkload, even one owned by its target so it is collected with it", () => {
+    const actions = decideOptIn({
+      workload: workload({ replicas: 0, pausedFrom: 3 }),
+      namespaceLabels: {},
+      managers: [mw("web-by-hand", "uid-web")],
+    });
+    expect(actions.map((a) => a.kind)).toEqual(["none"]);
+  });
+
   it("never deletes a ManagedWorkload it did not create", () => {
     const actions = decideOptIn({
       workload: workload({ replicas: 0, pausedFrom: 3 }),

@@ -51,16 +51,25 @@ export function optedIn(
   return namespaceLabels[labels.managed] === "true";
 }
 
-/** Created by opt-in: owned by the workload itself (a ManagedWorkload written by hand or from Git is not). */
-export function createdByOptIn(mw: ManagedWorkload, workloadUid: string): boolean {
-  return (mw.metadata.ownerReferences ?? []).some((ref) => ref.uid === workloadUid);
+/**
+ * Created by opt-in: owned by the workload itself and named as opt-in names them. One written by hand or from
+ * Git is not, even with an ownerReference to its target so that it is collected with it.
+ */
+export function createdByOptIn(
+  mw: ManagedWorkload,
+  workload: Pick<OptInWorkload, "kind" | "name" | "uid">,
+): boolean {
+  return (
+    mw.metadata.name === optInName(workload.kind, workload.name) &&
+    (mw.metadata.ownerReferences ?? []).some((ref) => ref.uid === workload.uid)
+  );
 }
 
 export function decideOptIn(input: OptInInput): OptInAction[] {
   const { workload } = input;
   const wanted = optedIn(workload.labels, input.namespaceLabels);
-  const ours = input.managers.filter((mw) => createdByOptIn(mw, workload.uid));
-  const others = input.managers.filter((mw) => !createdByOptIn(mw, workload.uid));
+  const ours = input.managers.filter((mw) => createdByOptIn(mw, workload));
+  const others = input.managers.filter((mw) => !createdByOptIn(mw, workload));
   const ref = `${workload.kind} ${workload.namespace}/${workload.name}`;
   if (wanted) {
     if (input.managers.length > 0)
