@@ -52,8 +52,8 @@ const usage = `usage: napwake operator [flags]
   --leader-elect                  only the holder of the Lease reconciles
   --lease-name NAME               default napwake-operator
   --max-concurrent-reconciles N   default 8
-  --check-interval DURATION       how often an awake workload's activity is measured (default 30s)
-  --paused-check-interval DUR     how often a paused workload is looked at (default 5m)
+  --check-interval DURATION       how often an awake workload's activity is measured (default 30s, 1s..1h)
+  --paused-check-interval DUR     how often a paused workload is looked at (default 5m, 1s..1h)
   --prometheus-url URL            Prometheus-compatible API for activity queries, the activity history new
                                   forecasts start from, and rightsizing
   --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
@@ -68,7 +68,7 @@ const usage = `usage: napwake operator [flags]
                                   cert-manager: tls.crt/tls.key from --cert-dir, reloaded when they change
   --cert-dir DIR                  default /etc/napwake/tls
   --no-rightsizing                no rightsizing recommendations (they run whenever --prometheus-url is set)
-  --rightsizing-interval DUR      how often new usage is read and recommendations renewed (default 1h)
+  --rightsizing-interval DUR      how often new usage is read and recommendations renewed (default 1h, 1m..24h)
   --rightsizing-cpu-mode MODE     cluster default for CPU: off, audit or auto-patch (policies and annotations win)
   --rightsizing-memory-mode MODE  cluster default for memory
   --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters)

@@ -148,6 +148,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     return ms;
   };
   const oneSecond = { ms: 1_000, text: "1s" };
+  const oneHour = { ms: 3_600_000, text: "1h" };
   const logLevel = str("log-level") ?? "info";
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError(
@@ -160,8 +161,8 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       `--prometheus-url must be an http(s) URL such as http://prometheus.monitoring:9090, got "${url}"`,
     );
   }
-  const name = (flag: string, pattern: RegExp, what: string) => {
-    const value = str(flag) ?? "";
+  const name = (flag: string, pattern: RegExp, what: string, fallback = "") => {
+    const value = str(flag) ?? fallback;
     if (!pattern.test(value)) throw new ConfigError(`--${flag} must be ${what}, got "${value}"`);
     return value;
   };
@@ -205,17 +206,31 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     }
     cluster = { label: match[1], value: match[2] };
   }
-  const rightsizingIntervalMs = duration("rightsizing-interval", { min: { ms: 60_000, text: "1m" } });
+  const rightsizingIntervalMs = duration("rightsizing-interval", {
+    min: { ms: 60_000, text: "1m" },
+    max: { ms: 86_400_000, text: "24h" },
+  });
 
   return {
-    namespace: str("namespace") ?? "napwake-system",
-    podName: str("pod-name") ?? "napwake-operator",
+    namespace: name(
+      "namespace",
+      dnsLabel,
+      "a Namespace name (a DNS label) such as napwake-system",
+      "napwake-system",
+    ),
+    // The leader-election identity: an empty one would read a released Lease as its own.
+    podName: name(
+      "pod-name",
+      dnsSubdomain,
+      "a Pod name (a DNS subdomain), as the Downward API gives it",
+      "napwake-operator",
+    ),
     kubeconfig: str("kubeconfig"),
     leaderElect: values["leader-elect"] === true,
     leaseName: name("lease-name", dnsSubdomain, "a Lease name (a DNS subdomain) such as napwake-operator"),
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
-    checkIntervalMs: duration("check-interval", { min: oneSecond }),
-    pausedCheckIntervalMs: duration("paused-check-interval", { min: oneSecond }),
+    checkIntervalMs: duration("check-interval", { min: oneSecond, max: oneHour }),
+    pausedCheckIntervalMs: duration("paused-check-interval", { min: oneSecond, max: oneHour }),
     shutdownDelayMs: duration("shutdown-delay", { max: maxShutdownDelay }),
     prometheusUrl: url?.replace(/\/+$/, ""),
     healthPort: int("health-port", 0, 65535),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock, settle } from "./clock.ts";
 import {
+  MAX_TIMER_MS,
   type Outcome,
   type Priority,
   type ReconcileContext,
@@ -293,6 +294,15 @@ describe("WorkQueue outcomes", () => {
 });
 
 describe("WorkQueue delayed adds", () => {
+  it("waits no longer than a timer holds, rather than firing at once in a loop", async () => {
+    const h = harness();
+    h.queue.addAfter("shop/web", 600 * 3_600_000, "periodic");
+    await h.clock.advance(1_000);
+    expect(h.started).toEqual([]);
+    await h.clock.advance(MAX_TIMER_MS);
+    expect(h.started.map((s) => s.key)).toEqual(["shop/web"]);
+  });
+
   it("adds the key when its time comes", async () => {
     const h = harness({ script: { "ns/a": [{ done: true }] } });
     h.queue.addAfter("ns/a", 5_000, "periodic");

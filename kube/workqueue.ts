@@ -72,6 +72,9 @@ export interface QueueLogger {
   error(obj: object, msg: string): void;
 }
 
+/** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface RateLimiterOptions {
   /** First per-key retry delay; doubles with each failure. Default 5 ms. */
   baseDelayMs?: number;
@@ -221,7 +224,9 @@ export class WorkQueue {
       this.add(key, priority);
       return;
     }
-    const at = this.#clock.now() + ms;
+    // A timer cannot wait longer (Node fires it at once instead); an earlier look is harmless, level-based.
+    const waitMs = Math.min(ms, MAX_TIMER_MS);
+    const at = this.#clock.now() + waitMs;
     const pending = this.#delayed.get(key);
     if (pending && pending.at <= at) {
       pending.priority = higherPriority(pending.priority, priority);
@@ -234,7 +239,7 @@ export class WorkQueue {
       timer: this.#clock.setTimeout(() => {
         this.#delayed.delete(key);
         this.add(key, entry.priority);
-      }, ms),
+      }, waitMs),
     };
     this.#delayed.set(key, entry);
   }
