@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock, settle } from "./clock.ts";
 import {
+  ABORTED_SETTLE_MS,
   MAX_TIMER_MS,
   type Outcome,
   type Priority,
@@ -351,6 +352,30 @@ describe("WorkQueue shutdown", () => {
     await h.clock.advance(5_000);
     await expect(result).resolves.toEqual({ drained: false });
     expect(h.contexts.get("ns/a")?.signal.reason).toMatchObject({ name: "ShutdownError" });
+  });
+
+  it("returns once aborted reconciles have settled, so a new leadership term never overlaps the old one", async () => {
+    const h = harness();
+    h.queue.add("ns/a", "change");
+    await settle();
+    let returned = false;
+    void h.queue.shutdown({ deadlineMs: 0 }).then(() => {
+      returned = true;
+    });
+    await h.clock.advance(1);
+    // A write that ignores the abort is still in flight.
+    expect(returned).toBe(false);
+    await h.finish("ns/a");
+    expect(returned).toBe(true);
+  });
+
+  it("waits a bounded time for a reconcile that never settles", async () => {
+    const h = harness();
+    h.queue.add("ns/a", "change");
+    await settle();
+    const result = h.queue.shutdown({ deadlineMs: 0 });
+    await h.clock.advance(ABORTED_SETTLE_MS);
+    await expect(result).resolves.toEqual({ drained: false });
   });
 });
 
