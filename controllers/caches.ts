@@ -29,7 +29,8 @@ type Listener = (obj: KubernetesObject) => void;
 export interface WatchedCache<T extends KubernetesObject> {
   cache: ObjectCache<T>;
   /** Called after every add, update and delete (level-based: the listener re-reads what it needs). */
-  onChange(listener: (obj: T) => void): void;
+  /** Adds a listener; the function returned removes it (a controller's stop, so terms do not pile up). */
+  onChange(listener: (obj: T) => void): () => void;
 }
 
 export interface Caches {
@@ -70,7 +71,15 @@ export async function startCaches(
         for (const l of listeners) l(o);
       });
     kept.push(informer as unknown as KeptInformer<KubernetesObject>);
-    return { cache: informer.cache, onChange: (l) => listeners.push(l as Listener) };
+    const onChange = (l: (obj: T) => void) => {
+      const listener = l as Listener;
+      listeners.push(listener);
+      return () => {
+        const at = listeners.indexOf(listener);
+        if (at >= 0) listeners.splice(at, 1);
+      };
+    };
+    return { cache: informer.cache, onChange };
   }
 
   const crdList = (group: string, version: string, plural: string) => () =>

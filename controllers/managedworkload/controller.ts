@@ -100,11 +100,13 @@ export async function startManagedWorkloadController(
       }
     }
   };
-  caches.deployments.onChange((o) => queueTargetOwners(o, "Deployment"));
-  caches.statefulSets.onChange((o) => queueTargetOwners(o, "StatefulSet"));
-  caches.managedWorkloads.onChange((mw) =>
-    enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw)),
-  );
+  const unsubscribe = [
+    caches.deployments.onChange((o) => queueTargetOwners(o, "Deployment")),
+    caches.statefulSets.onChange((o) => queueTargetOwners(o, "StatefulSet")),
+    caches.managedWorkloads.onChange((mw) =>
+      enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw)),
+    ),
+  ];
   const deployments = caches.deployments;
   const statefulSets = caches.statefulSets;
   const namespaces = caches.namespaces;
@@ -257,6 +259,7 @@ export async function startManagedWorkloadController(
   return {
     enqueue,
     async stop({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) {
+      for (const remove of unsubscribe) remove();
       histories?.stop();
       await queue?.shutdown({ deadlineMs });
     },

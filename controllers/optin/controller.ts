@@ -52,16 +52,18 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
   const key = (kind: TargetKind, ns: string, name: string) => `${kind}/${ns}/${name}`;
   const queueWorkload = (kind: TargetKind) => (o: KubernetesObject) =>
     queue.add(key(kind, o.metadata?.namespace ?? "", o.metadata?.name ?? ""), "change");
-  caches.deployments.onChange(queueWorkload("Deployment"));
-  caches.statefulSets.onChange(queueWorkload("StatefulSet"));
-  caches.managedWorkloads.onChange((mw) =>
-    queue.add(key(mw.spec.targetRef.kind, mw.metadata.namespace, mw.spec.targetRef.name), "change"),
-  );
-  caches.namespaces.onChange((ns) => {
-    const name = ns.metadata?.name ?? "";
-    for (const d of caches.deployments.cache.list(name)) queueWorkload("Deployment")(d);
-    for (const s of caches.statefulSets.cache.list(name)) queueWorkload("StatefulSet")(s);
-  });
+  const unsubscribe = [
+    caches.deployments.onChange(queueWorkload("Deployment")),
+    caches.statefulSets.onChange(queueWorkload("StatefulSet")),
+    caches.managedWorkloads.onChange((mw) =>
+      queue.add(key(mw.spec.targetRef.kind, mw.metadata.namespace, mw.spec.targetRef.name), "change"),
+    ),
+    caches.namespaces.onChange((ns) => {
+      const name = ns.metadata?.name ?? "";
+      for (const d of caches.deployments.cache.list(name)) queueWorkload("Deployment")(d);
+      for (const s of caches.statefulSets.cache.list(name)) queueWorkload("StatefulSet")(s);
+    }),
+  ];
   for (const d of caches.deployments.cache.list()) queueWorkload("Deployment")(d);
   for (const s of caches.statefulSets.cache.list()) queueWorkload("StatefulSet")(s);
 
@@ -165,8 +167,10 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
   }
 
   return {
-    stop: ({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) =>
-      queue.shutdown({ deadlineMs }).then(() => undefined),
+    stop: ({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) => {
+      for (const remove of unsubscribe) remove();
+      return queue.shutdown({ deadlineMs }).then(() => undefined);
+    },
   };
 }
 

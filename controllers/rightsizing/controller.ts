@@ -206,14 +206,16 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     for (const kind of kinds)
       for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind, priority);
   };
-  caches.deployments.onChange((o) => enqueueWorkload(o, "Deployment"));
-  caches.statefulSets.onChange((o) => enqueueWorkload(o, "StatefulSet"));
-  caches.namespaces.onChange((ns) => {
-    for (const kind of kinds)
-      for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
-  });
-  policiesCache.onChange(() => enqueueAll());
-  objectsCache.onChange((o) => queue.add(`${o.metadata?.namespace}/${o.metadata?.name}`, "change"));
+  const unsubscribe = [
+    caches.deployments.onChange((o) => enqueueWorkload(o, "Deployment")),
+    caches.statefulSets.onChange((o) => enqueueWorkload(o, "StatefulSet")),
+    caches.namespaces.onChange((ns) => {
+      for (const kind of kinds)
+        for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
+    }),
+    policiesCache.onChange(() => enqueueAll()),
+    objectsCache.onChange((o) => queue.add(`${o.metadata?.namespace}/${o.metadata?.name}`, "change")),
+  ];
 
   let running: Promise<RunSummary> | undefined;
   async function runNow(): Promise<RunSummary> {
@@ -276,6 +278,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     async stop({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) {
       stopped = true;
       if (timer) clearTimeout(timer);
+      for (const remove of unsubscribe) remove();
       // The queue first: it is what writes; a run in flight only reads and fills memory.
       await queue.shutdown({ deadlineMs });
       await running?.catch(() => undefined);
