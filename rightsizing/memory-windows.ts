@@ -16,7 +16,10 @@ export function persistenceSamples(config: RecommenderConfig, stepMs: number): n
 /** Folds one present memory sample into the current window (updates the working state). */
 export function observeMemory(state: RecommenderState, bytes: number, persistence: number): void {
   state.recentMemory.push(bytes);
-  if (state.recentMemory.length > persistence) state.recentMemory.shift();
+  // Trimmed to the persistence as it is now: a checkpoint kept under a finer step or a longer persistence
+  // holds more, and one shift per sample would never bring it down to a level that counts.
+  if (state.recentMemory.length > persistence)
+    state.recentMemory.splice(0, state.recentMemory.length - persistence);
   state.window.rawPeak = Math.max(state.window.rawPeak, bytes);
   if (state.recentMemory.length === persistence) {
     state.window.levelPeak = Math.max(state.window.levelPeak, Math.min(...state.recentMemory));

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { parseCheckpoint, serializeCheckpoint } from "./checkpoint.ts";
 import { withDefaults } from "./config.ts";
 import { foldHistory } from "./fold.ts";
 import { recommend } from "./recommend.ts";
+import { emptyState } from "./state.ts";
 import type { Shape } from "./test-support.ts";
 import {
   DAY_MS,
@@ -115,6 +117,29 @@ describe("short spikes and sustained levels", () => {
     const rec = recommendFor(historyOf(samplesOf(EIGHT_DAYS, shape, 1, 0.002)));
     expect(rec.memoryRequestBytes.target >= 1500 * MIB).toBe(counts);
     expect(rec.memoryLimitBytes.target).toBeGreaterThan(1500 * MIB);
+  });
+});
+
+describe("a memory level held across a change of step", () => {
+  it("counts after a checkpoint kept at a finer step, once held as long as the persistence asks", () => {
+    const config = withDefaults({});
+    const steady = (from: number, count: number, stepMs: number, memMiB: number): UsageSample[] =>
+      Array.from({ length: count }, (_, i) => ({
+        t: from + i * stepMs,
+        present: true,
+        cpuCores: 0.1,
+        memoryBytes: memMiB * MIB,
+      }));
+    const minute = 60_000;
+    const fineState = foldHistory(emptyState(config), {
+      stepMs: minute,
+      samples: steady(START_MS, 60, minute, 500),
+    });
+    const restored = parseCheckpoint(serializeCheckpoint(fineState, config), config);
+    if (!restored.ok) throw new Error(restored.error);
+    const coarse = steady(START_MS + HOUR_MS, 24, 5 * minute, 800);
+    const state = foldHistory(restored.value, { stepMs: 5 * minute, samples: coarse });
+    expect(state.window.levelPeak).toBe(800 * MIB);
   });
 });
 

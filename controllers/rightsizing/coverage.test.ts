@@ -66,4 +66,15 @@ describe("which workloads rightsizing covers", () => {
       { name: "sidecar" },
     ]);
   });
+
+  it("takes a request left out as its limit, as the API server sets it on the pods", () => {
+    const i = input("shop");
+    const spec = i.workload.spec?.template.spec;
+    if (spec) spec.containers = [{ name: "app", resources: { limits: { cpu: "2", memory: "2Gi" } } }];
+    const result = coverage(i);
+    if (!("covered" in result)) throw new Error(result.notCovered);
+    expect(result.covered.containers).toEqual([
+      { name: "app", cpuRequestCores: 2, memoryRequestBytes: 2 * 2 ** 30, memoryLimitBytes: 2 * 2 ** 30 },
+    ]);
+  });
 });

@@ -87,8 +87,9 @@ function containerFacts(c: V1Container): ContainerFacts {
     }
   };
   const facts: { -readonly [K in keyof ContainerFacts]: ContainerFacts[K] } = { name: c.name };
-  const cpu = quantity(c.resources?.requests?.cpu);
-  const memory = quantity(c.resources?.requests?.memory);
+  // A request left out defaults to the limit, as the API server sets it on the pods.
+  const cpu = quantity(c.resources?.requests?.cpu ?? c.resources?.limits?.cpu);
+  const memory = quantity(c.resources?.requests?.memory ?? c.resources?.limits?.memory);
   const limit = quantity(c.resources?.limits?.memory);
   if (cpu !== undefined) facts.cpuRequestCores = cpu;
   if (memory !== undefined) facts.memoryRequestBytes = memory;

@@ -93,6 +93,11 @@ describe("the rightsizing decision", () => {
     expect(condition(d.status, "MetricsSourceHealthy")?.status).toBe("True");
   });
 
+  it("announces a request set to zero as none set, not as an infinite change", () => {
+    const d = step(undefined, ran(t0, rec(0.2, 300)), { containers: [{ ...app, cpuRequestCores: 0 }] });
+    expect(d.events[0]?.note).toContain("cpu request 200m (none set)");
+  });
+
   it.each([
     { what: "a 5% drift keeps the shown values and stays quiet", cpu: 0.21, mem: 300, changed: false },
     { what: "a 30% drop replaces them and is one Event", cpu: 0.14, mem: 300, changed: true },

@@ -179,7 +179,7 @@ function resourcesOf(values: ResourceValues): ContainerResources {
 function describeChange(facts: ContainerFacts, target: ResourceValues): string {
   const part = (what: string, current: number | undefined, next: string | undefined) => {
     if (next === undefined) return null;
-    if (current === undefined) return `${what} ${next} (none set)`;
+    if (current === undefined || current === 0) return `${what} ${next} (none set)`;
     const change = Math.round(((parseQuantity(next) - current) / current) * 100);
     return `${what} ${next} (${change >= 0 ? "+" : ""}${change}%)`;
   };
