@@ -204,6 +204,18 @@ describe("assembleHistories", () => {
     expect(history?.ooms).toEqual([{ t: at(2), memoryBytes: 900 * MIB }]);
     expect(history?.restarts).toEqual([{ t: at(2) }, { t: at(2) }]);
   });
+
+  it("gives an OOM kill the container's memory limit, which it needed at least, whatever the sample before", () => {
+    const collected = empty();
+    collected.cpu.push(series(podA, "app", [[0, 0.1]]));
+    collected.memory.push(series(podA, "app", [[0, 300 * MIB]]));
+    collected.oom.push(series(podA, "app", [[1, 1]]));
+    const limited = { ...api, memoryLimitsBytes: { app: 1024 * MIB } };
+    const history = assembleHistories([limited], collected, range, STEP).histories.get(
+      "shop/Deployment/api/app",
+    );
+    expect(history?.ooms).toEqual([{ t: at(1), memoryBytes: 300 * MIB, limitBytes: 1024 * MIB }]);
+  });
 });
 
 type Call = { query: string; start: number; end: number };

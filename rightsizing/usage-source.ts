@@ -45,6 +45,11 @@ export type UsageTarget = {
   readonly replicas?: number;
   /** Time of the last sample already folded (a checkpoint's `at`); null: fetch the whole lookback. */
   readonly since: number | null;
+  /**
+   * Each container's memory limit in the pod template, by name: an OOM kill proves the container needed at least
+   * that much, however low the last working-set sample before it was.
+   */
+  readonly memoryLimitsBytes?: Readonly<Record<string, number>>;
 };
 
 export type UsageSourceConfig = {
@@ -367,7 +372,7 @@ function historyAssembler(
     map.set(key, made);
     return made;
   };
-  const oomKills: { key: string; podKey: string; t: number }[] = [];
+  const oomKills: { key: string; podKey: string; container: string; t: number }[] = [];
   const restarts = new Map<string, RestartEvent[]>();
 
   return {
@@ -392,7 +397,7 @@ function historyAssembler(
             if (perPod) perPod[i] = v;
           }
         } else if (metric === "oom") {
-          for (const [t] of series.points) oomKills.push({ key, podKey, t });
+          for (const [t] of series.points) oomKills.push({ key, podKey, container, t });
         } else {
           const events = restarts.get(key) ?? restarts.set(key, []).get(key) ?? [];
           for (const [t, count] of series.points) {
@@ -404,14 +409,15 @@ function historyAssembler(
 
     finish() {
       const ooms = new Map<string, OomEvent[]>();
-      for (const { key, podKey, t } of oomKills) {
+      for (const { key, podKey, container, t } of oomKills) {
         // The working set just before the kill: the step of the kill or the one before it.
         const perPod = memoryByPod.get(podKey);
         const at = (i: number) => (i >= 0 && perPod ? (perPod[i] ?? Number.NaN) : Number.NaN);
         const i = indexOf(t);
         const used = Math.max(0, ...[at(i), at(i - 1)].filter((v) => !Number.isNaN(v)));
+        const limitBytes = targetOf.get(key)?.memoryLimitsBytes?.[container];
         const events = ooms.get(key) ?? ooms.set(key, []).get(key) ?? [];
-        events.push({ t, memoryBytes: used });
+        events.push({ t, memoryBytes: used, ...(limitBytes === undefined ? {} : { limitBytes }) });
       }
       const keys = new Set([
         ...arrays.cpu.keys(),

@@ -147,6 +147,9 @@ function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>
     containers: w.containers.map((c) => c.name),
     replicas: Math.max(1, w.replicas),
     since: since === Number.POSITIVE_INFINITY ? null : since,
+    memoryLimitsBytes: Object.fromEntries(
+      w.containers.flatMap((c) => (c.memoryLimitBytes === undefined ? [] : [[c.name, c.memoryLimitBytes]])),
+    ),
   };
 }
 
