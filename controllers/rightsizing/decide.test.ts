@@ -93,6 +93,22 @@ describe("the rightsizing decision", () => {
     expect(condition(d.status, "MetricsSourceHealthy")?.status).toBe("True");
   });
 
+  it("keeps what it shows within the governing policy's min and max, and says so", () => {
+    const bounded = (min: string, max: string): EffectiveMode => ({
+      ...audit,
+      source: "policy/bounded",
+      policy: "bounded",
+      settings: { mode: "audit", min, max },
+    });
+    const d = step(undefined, ran(t0, rec(4, 30)), {
+      modes: modes(bounded("100m", "1"), bounded("256Mi", "2Gi")),
+    });
+    const c = d.status.containers?.[0];
+    expect(c?.target).toEqual({ cpuRequest: "1000m", memoryRequest: "256Mi", memoryLimit: "256Mi" });
+    expect(c?.upperBound?.cpuRequest).toBe("1000m");
+    expect(c?.reasons).toEqual(expect.arrayContaining(["cpu-policy-bound", "memory-policy-bound"]));
+  });
+
   it("announces a request set to zero as none set, not as an infinite change", () => {
     const d = step(undefined, ran(t0, rec(0.2, 300)), { containers: [{ ...app, cpuRequestCores: 0 }] });
     expect(d.events[0]?.note).toContain("cpu request 200m (none set)");

@@ -26,6 +26,7 @@ import {
   type RecommenderConfig,
 } from "../../rightsizing/index.ts";
 import type { EffectiveMode, ModeResolution } from "../../rightsizing/modes.ts";
+import { withinPolicyBounds } from "./policy-bounds.ts";
 
 export type ContainerFacts = { readonly name: string } & ContainerResources;
 
@@ -125,7 +126,7 @@ function containerStatus(
     // Nothing new for it (not run yet, source failed, no series): what was shown stays shown.
     return { status: { ...(previous ?? {}), name: facts.name, current }, announce: false };
   }
-  const rec = learned.recommendation;
+  const rec = withinPolicyBounds(learned.recommendation, input.modes);
   const proposed = valuesOf(rec, "target");
   const ready = rec.status === "ok";
   const wasReady = previous?.state === "ok" && previous.target !== undefined;
@@ -143,7 +144,7 @@ function containerStatus(
       confidence: round(rec.confidence, 2),
       state: rec.status,
       historyHours: round(rec.historyMs / 3_600_000, 1),
-      reasons: [...rec.reasons],
+      reasons: [...rec.reasons, ...rec.policyBound],
       checkpoint: learned.checkpoint,
     }),
     announce: ready && replace && material,
