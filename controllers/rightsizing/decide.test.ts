@@ -139,6 +139,10 @@ describe("the rightsizing decision", () => {
     });
     const again = step(first.status, ran(t0 + HOUR, rec(0.2, 300, "insufficient-history", 4)));
     expect(reasons(again)).toEqual([]);
+    // A failed run in between cannot tell; the skip already sent is not sent again once the source is back.
+    const down = step(again.status, failed(t0 + 2 * HOUR));
+    const back = step(down.status, ran(t0 + 3 * HOUR, rec(0.2, 300, "insufficient-history", 5)));
+    expect(reasons(back)).toEqual([]);
     const ready = step(again.status, ran(t0 + 30 * HOUR, rec(0.2, 300, "ok", 25)));
     expect(reasons(ready)).toEqual(["RecommendationChanged"]);
     expect(ready.status.notices).toBeUndefined();

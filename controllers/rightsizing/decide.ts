@@ -265,10 +265,16 @@ function noticesFor(
 ): { notices: SentNotice[]; sent: RightsizingEvent[] } {
   const before = new Map((input.previous?.notices ?? []).map((n) => [n.reason, n.value]));
   const sent: RightsizingEvent[] = [];
-  const notices = activeNotices(input, containers).map((n) => {
+  const notices: SentNotice[] = activeNotices(input, containers).map((n) => {
     if (before.get(n.reason) !== n.value) sent.push({ type: n.type, reason: n.reason, note: n.note });
     return { reason: n.reason, value: n.value };
   });
+  // A run that did not succeed cannot tell whether containers still wait for history: what was sent stays
+  // recorded, so the same notice is not sent again when the source is back.
+  if (!input.run?.ok) {
+    const skipped = input.previous?.notices?.find((n) => n.reason === eventReasons.recommendationSkipped);
+    if (skipped && !notices.some((n) => n.reason === skipped.reason)) notices.push(skipped);
+  }
   return { notices, sent };
 }
 
