@@ -23,7 +23,7 @@ import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../..
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
-import { type CoveredWorkload, coverage, type Workload } from "./coverage.ts";
+import { type CoveredWorkload, coverage, runningContainers, type Workload } from "./coverage.ts";
 import { decideRightsizing } from "./decide.ts";
 import { RecommenderMemory, type RunSettings, type RunSummary, runRecommender, workloadKey } from "./run.ts";
 import type { RightsizingWrites } from "./writes.ts";
@@ -68,7 +68,7 @@ export interface RightsizingController {
 
 const kinds: readonly WorkloadKind[] = ["Deployment", "StatefulSet"];
 
-const containerNames = (w: Workload) => (w.spec?.template.spec?.containers ?? []).map((c) => c.name);
+const containerNames = (w: Workload) => runningContainers(w).map((c) => c.name);
 
 export function startRightsizingController(deps: RightsizingControllerDeps): RightsizingController {
   const { caches, settings } = deps;

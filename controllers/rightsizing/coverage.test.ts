@@ -67,6 +67,18 @@ describe("which workloads rightsizing covers", () => {
     ]);
   });
 
+  it("reads native sidecars (init containers that keep running) and leaves out init containers that finish", () => {
+    const i = input("shop");
+    const spec = i.workload.spec?.template.spec;
+    if (spec) {
+      spec.containers = [{ name: "app" }];
+      spec.initContainers = [{ name: "migrate" }, { name: "proxy", restartPolicy: "Always" }];
+    }
+    const result = coverage(i);
+    if (!("covered" in result)) throw new Error(result.notCovered);
+    expect(result.covered.containers.map((c) => c.name)).toEqual(["app", "proxy"]);
+  });
+
   it("takes a request left out as its limit, as the API server sets it on the pods", () => {
     const i = input("shop");
     const spec = i.workload.spec?.template.spec;

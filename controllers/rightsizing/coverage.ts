@@ -71,10 +71,20 @@ export function coverage(input: CoverageInput): { covered: CoveredWorkload } | {
       name,
       uid: meta.uid ?? "",
       replicas: input.workload.spec?.replicas ?? 1,
-      containers: (input.workload.spec?.template.spec?.containers ?? []).map(containerFacts),
+      containers: runningContainers(input.workload).map(containerFacts),
       modes,
     },
   };
+}
+
+/**
+ * The containers that run for the pod's whole life: its containers and its native sidecars (init containers
+ * with `restartPolicy: Always`), which are resized like the others. Plain init containers run to completion.
+ */
+export function runningContainers(workload: Workload): V1Container[] {
+  const spec = workload.spec?.template.spec;
+  const sidecars = (spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always");
+  return [...(spec?.containers ?? []), ...sidecars];
 }
 
 function containerFacts(c: V1Container): ContainerFacts {
