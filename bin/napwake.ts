@@ -135,7 +135,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       log,
     });
   }
-  const caches = await startCaches(kc, { rightsizing: config.rightsizing.enabled });
+  const caches = await startCaches(kc, { rightsizing: config.rightsizing.enabled, log });
   synced = caches;
   const metrics = createMetrics({
     workloadsByPhase: () => countPhases(caches.managedWorkloads.cache.list()),

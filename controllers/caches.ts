@@ -49,8 +49,13 @@ export interface Caches {
 
 export async function startCaches(
   kc: KubeConfig,
-  opts: { rightsizing?: boolean; optionalRetryMs?: number } = {},
+  opts: {
+    rightsizing?: boolean;
+    optionalRetryMs?: number;
+    log?: { warn(fields: object, message: string): void };
+  } = {},
 ): Promise<Caches> {
+  const log = opts.log;
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -60,10 +65,15 @@ export async function startCaches(
   async function watch<T extends KubernetesObject>(
     path: string,
     list: () => Promise<unknown>,
+    opts: { optional?: boolean } = {},
   ): Promise<WatchedCache<T>> {
     const listeners: Listener[] = [];
     const informer = await keepInformer(makeInformer<T>(kc, path, list as never), {
       onChange: () => undefined,
+      // A resource that may stop being served (its CRD deleted) is tried again by optionalCache.
+      failFirstList: opts.optional === true,
+      // Until a list works the operator is not ready: say why (a CRD not installed, RBAC, the API server).
+      onError: (err) => log?.warn({ path, err: String(err) }, "cannot list or watch; retrying"),
     });
     const events = informer.cache as unknown as { on(verb: string, cb: Listener): void };
     for (const verb of ["add", "update", "delete"])
@@ -119,6 +129,7 @@ export async function startCaches(
     return watch<KubernetesObject>(
       `/apis/${scaledObjectApiVersion}/scaledobjects`,
       crdList("keda.sh", "v1alpha1", "scaledobjects"),
+      { optional: true },
     );
   }, opts.optionalRetryMs ?? 30_000);
   return {

@@ -74,6 +74,16 @@ describe("keeping an informer running", () => {
     await (await kept).stop();
   });
 
+  it("rejects when asked to, and stops, if the first list fails, for a resource tried again later", async () => {
+    vi.useFakeTimers();
+    const informer = fakeInformer([false, true]);
+    await expect(
+      keepInformer(informer as never, { restartDelayMs: 1_000, failFirstList: true }),
+    ).rejects.toThrow(/connection refused/);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(informer.starts).toBe(1);
+  });
+
   it("restarts nothing once stopped", async () => {
     vi.useFakeTimers();
     const informer = fakeInformer([true]);

@@ -25,7 +25,17 @@ export const HEALTHY_AFTER_MS = 60_000;
  */
 export async function keepInformer<T extends KubernetesObject>(
   informer: Pick<CachedInformer<T>, "on" | "start" | "stop"> & ObjectCache<T>,
-  opts: { onChange?: () => void; restartDelayMs?: number } = {},
+  opts: {
+    onChange?: () => void;
+    restartDelayMs?: number;
+    /**
+     * A failed first list rejects (the informer stopped) instead of being retried until one works: for a
+     * resource that may not be served, whose caller tries again later (see optional-cache.ts).
+     */
+    failFirstList?: boolean;
+    /** Each failed list or watch, before it is retried (for a log line: until one works, callers wait). */
+    onError?: (err: unknown) => void;
+  } = {},
 ): Promise<KeptInformer<T>> {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -46,9 +56,10 @@ export async function keepInformer<T extends KubernetesObject>(
     if (!failedSinceStart) markSynced();
   };
   // The client reports a failed list or watch as an error event (its start() resolves all the same).
-  const restartLater = () => {
+  const restartLater = (err?: unknown) => {
     failedSinceStart = true;
     if (stopped) return;
+    opts.onError?.(err);
     const nowMs = Date.now();
     if (nowMs - lastFailureMs > HEALTHY_AFTER_MS) delayMs = firstDelayMs;
     lastFailureMs = nowMs;
@@ -60,8 +71,22 @@ export async function keepInformer<T extends KubernetesObject>(
       if (!stopped) start().catch(restartLater);
     }, waitMs);
   };
+  if (opts.failFirstList) {
+    let firstError: unknown;
+    const recordFirst = (err: unknown) => {
+      firstError ??= err ?? new Error("the first list failed");
+    };
+    informer.on("error", recordFirst);
+    await informer.start().catch(recordFirst);
+    if (firstError !== undefined) {
+      stopped = true;
+      await informer.stop();
+      throw firstError;
+    }
+    markSynced();
+  }
   informer.on("error", restartLater);
-  await start().catch(restartLater);
+  if (!opts.failFirstList) await start().catch(restartLater);
   await synced;
   return {
     cache: informer,

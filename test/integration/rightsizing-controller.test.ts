@@ -26,7 +26,7 @@ import {
   eventually,
 } from "./cluster.ts";
 import { installCrd, repoRoot } from "./crds.ts";
-import { quietLog, shiftedClock } from "./operator-support.ts";
+import { installManagedWorkloadCrd, quietLog, shiftedClock } from "./operator-support.ts";
 
 const minute = 60_000;
 const hour = 60 * minute;
@@ -124,6 +124,8 @@ describe("the rightsizing controller", () => {
 
   beforeAll(async () => {
     clients = clusterClients();
+    // Every CRD the operator watches, as an install has them: its caches wait for each to list.
+    await installManagedWorkloadCrd(clients);
     await installCrd(clients, join(repoRoot, "manifests/crds/rightsizingpolicy.yaml"));
     await installCrd(clients, join(repoRoot, "manifests/crds/rightsizing.yaml"));
     namespace = await createTestNamespace(clients, "rs-ctl");
