@@ -32,6 +32,34 @@ function emptyPrometheus() {
 }
 
 describe("a recommender run", () => {
+  it("logs the warnings the metrics source answered with, once per run", async () => {
+    const client: PrometheusClient = {
+      query: async () => ({ ok: true, value: [], warnings: [] }),
+      queryRange: async () => ({
+        ok: true,
+        value: [],
+        warnings: ["partial response: store eu-2 did not reply"],
+      }),
+    };
+    const logged: { fields: object; message: string }[] = [];
+    const summary = await runRecommender({
+      client,
+      covered: [web],
+      memory: new RecommenderMemory(),
+      checkpointOf: () => undefined,
+      settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
+      nowMs: Date.parse("2026-11-20T10:00:00Z"),
+      log: { warn: (fields, message) => logged.push({ fields, message }) },
+    });
+    expect(summary.ok).toBe(true);
+    expect(logged).toEqual([
+      {
+        fields: expect.objectContaining({ warnings: ["partial response: store eu-2 did not reply"] }),
+        message: expect.stringMatching(/answered with warnings/),
+      },
+    ]);
+  });
+
   it("reads nothing when every container has learned up to the newest step, and says history is complete to it", async () => {
     const until = Date.parse("2026-11-20T10:00:00Z");
     const state = foldHistory(
