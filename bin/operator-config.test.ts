@@ -76,6 +76,10 @@ describe("parseOperatorConfig", () => {
     expect(parseOperatorConfig(args, {}).rightsizing).toMatchObject(want);
   });
 
+  it("takes the host name, lower-cased, for the pod name outside a pod", () => {
+    expect(parseOperatorConfig([], { HOSTNAME: "DevBox-7" }).podName).toBe("devbox-7");
+  });
+
   it("lets the last of a repeated flag win, as kustomize overlays append flags", () => {
     expect(parseOperatorConfig(["--check-interval=30s", "--check-interval=5s"], {}).checkIntervalMs).toBe(
       5_000,

@@ -88,7 +88,11 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       strict: true,
       options: {
         namespace: { type: "string", default: env.POD_NAMESPACE ?? "napwake-system" },
-        "pod-name": { type: "string", default: env.POD_NAME ?? env.HOSTNAME ?? "napwake-operator" },
+        // Host names are case-insensitive; a pod name is lower case.
+        "pod-name": {
+          type: "string",
+          default: env.POD_NAME ?? env.HOSTNAME?.toLowerCase() ?? "napwake-operator",
+        },
         kubeconfig: { type: "string" },
         "leader-elect": { type: "boolean", default: false },
         "lease-name": { type: "string", default: "napwake-operator" },

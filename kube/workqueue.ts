@@ -72,8 +72,11 @@ export interface QueueLogger {
   error(obj: object, msg: string): void;
 }
 
-/** How long shutdown waits for aborted reconciles to settle. */
-export const ABORTED_SETTLE_MS = 30_000;
+/**
+ * How long shutdown waits for aborted reconciles to settle: within the pod's 30 s grace period, beside the drain,
+ * the Lease release and --shutdown-delay (see bin/operator-config.ts).
+ */
+export const ABORTED_SETTLE_MS = 5_000;
 
 /** The longest delay a Node timer holds (2^31 - 1 ms, about 24.8 days). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -285,7 +288,7 @@ export class WorkQueue {
     }
     // Aborted reconciles still settle before this returns, so a leader that lost its lease does not start a
     // new term while the old one's writes are in flight; one that ignores its signal is waited for a bounded
-    // time (its writes are conditional, so a late one fails rather than undoes the new term's).
+    // time (most of its writes are conditional, so a late one fails rather than undoes the new term's).
     let graceTimer: unknown;
     const grace = new Promise<void>((resolve) => {
       graceTimer = this.#clock.setTimeout(resolve, ABORTED_SETTLE_MS);

@@ -20,6 +20,7 @@ describe("the names of a workload's pods", () => {
         "web-migrate-4xk9z",
         "web-agent-7xk2p",
         "web-29012345-q2x7z",
+        "web-29456789-q2x7z",
       ],
     },
     {
@@ -28,7 +29,7 @@ describe("the names of a workload's pods", () => {
       matches: ["db-0", "db-12"],
       not: ["db-backup-0", "db-7d9f8c6b5-x2x4z", "db-1-0"],
     },
-    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-2-x2x4z"], not: ["axb-2-x2x4z"] },
+    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-4-x2x4z"], not: ["axb-4-x2x4z"] },
   ])("names exactly the pods of a $kind called $name", ({ kind, name, matches, not }) => {
     const belongs = podNameMatcher(kind, name);
     for (const pod of matches) expect(belongs(pod), pod).toBe(true);

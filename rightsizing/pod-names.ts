@@ -13,12 +13,13 @@ export const MAX_GENERATED_BASE = 58;
 /** The ReplicaSet's pod-template-hash suffix: a 32-bit hash, encoded in at most 10 characters. */
 const MAX_TEMPLATE_HASH = 10;
 /**
- * The alphabet the API server draws generated names and pod-template hashes from (no vowels, no 0, 1 or 3), so
- * the pods of a Job `<name>-migrate` or of a CronJob `<name>` (`<name>-29012345-…`) do not pass for a
- * Deployment's.
+ * The alphabet the API server draws generated names from (no vowels, no 0, 1 or 3): the five random characters.
+ * The pod-template hash is the same encoding of the hash's decimal digits, so it uses only the ten characters
+ * those digits map to. Together they keep the pods of a Job `<name>-migrate` or of a CronJob `<name>` (Jobs
+ * named by the minute, `<name>-29456789-…`) from passing for a Deployment's.
  */
-const GENERATED = "[bcdfghjklmnpqrstvwxz2456789]";
-const RANDOM_SUFFIX = `${GENERATED}{5}`;
+const RANDOM_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}";
+const HASH = "[4-9bcdf]";
 
 /** What every pod name of a workload called `name` starts with, whatever its kind. */
 export function podNamePrefix(name: string): string {
@@ -37,14 +38,12 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
   const hashRoom = MAX_GENERATED_BASE - base.length - 1;
   const forms: string[] = [];
   if (hashRoom >= 1) {
-    forms.push(
-      `${escapeRegex(base)}${GENERATED}{1,${Math.min(MAX_TEMPLATE_HASH, hashRoom)}}-${RANDOM_SUFFIX}`,
-    );
+    forms.push(`${escapeRegex(base)}${HASH}{1,${Math.min(MAX_TEMPLATE_HASH, hashRoom)}}-${RANDOM_SUFFIX}`);
   }
   if (hashRoom < MAX_TEMPLATE_HASH) {
     // A hash too long for the room is cut, its dash with it: exactly the room's length of it is kept.
     const kept = Math.max(0, hashRoom + 1);
-    const hash = kept > 0 ? `${GENERATED}{${kept}}` : "";
+    const hash = kept > 0 ? `${HASH}{${kept}}` : "";
     forms.push(`${escapeRegex(base.slice(0, MAX_GENERATED_BASE))}${hash}${RANDOM_SUFFIX}`);
   }
   return forms.join("|");

@@ -205,16 +205,23 @@ describe("assembleHistories", () => {
     expect(history?.restarts).toEqual([{ t: at(2) }, { t: at(2) }]);
   });
 
-  it("gives an OOM kill the container's memory limit, which it needed at least, whatever the sample before", () => {
+  it.each([
+    { what: "read since a checkpoint, at its memory limit", since: 0, limit: { limitBytes: 1024 * MIB } },
+    {
+      what: "in a first read of weeks, at its reading alone: the limit may have been raised since",
+      since: null,
+      limit: {},
+    },
+  ])("gives an OOM kill $what", ({ since, limit }) => {
     const collected = empty();
     collected.cpu.push(series(podA, "app", [[0, 0.1]]));
     collected.memory.push(series(podA, "app", [[0, 300 * MIB]]));
     collected.oom.push(series(podA, "app", [[1, 1]]));
-    const limited = { ...api, memoryLimitsBytes: { app: 1024 * MIB } };
+    const limited = { ...api, since, memoryLimitsBytes: { app: 1024 * MIB } };
     const history = assembleHistories([limited], collected, range, STEP).histories.get(
       "shop/Deployment/api/app",
     );
-    expect(history?.ooms).toEqual([{ t: at(1), memoryBytes: 300 * MIB, limitBytes: 1024 * MIB }]);
+    expect(history?.ooms).toEqual([{ t: at(1), memoryBytes: 300 * MIB, ...limit }]);
   });
 });
 

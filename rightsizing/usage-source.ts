@@ -47,7 +47,8 @@ export type UsageTarget = {
   readonly since: number | null;
   /**
    * Each container's memory limit in the pod template, by name: an OOM kill proves the container needed at least
-   * that much, however low the last working-set sample before it was.
+   * that much, however low the last working-set sample before it was. Taken only for kills read since a
+   * checkpoint (the last hour or so): over a first read of weeks, the limit may well have been raised since.
    */
   readonly memoryLimitsBytes?: Readonly<Record<string, number>>;
 };
@@ -415,7 +416,8 @@ function historyAssembler(
         const at = (i: number) => (i >= 0 && perPod ? (perPod[i] ?? Number.NaN) : Number.NaN);
         const i = indexOf(t);
         const used = Math.max(0, ...[at(i), at(i - 1)].filter((v) => !Number.isNaN(v)));
-        const limitBytes = targetOf.get(key)?.memoryLimitsBytes?.[container];
+        const target = targetOf.get(key);
+        const limitBytes = target?.since === null ? undefined : target?.memoryLimitsBytes?.[container];
         const events = ooms.get(key) ?? ooms.set(key, []).get(key) ?? [];
         events.push({ t, memoryBytes: used, ...(limitBytes === undefined ? {} : { limitBytes }) });
       }

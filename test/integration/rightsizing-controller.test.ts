@@ -147,7 +147,7 @@ describe("the rightsizing controller", () => {
     // fresh: three hours of history, less than the day a recommendation needs.
     await loadPrometheusHistory(
       clients.info.harnessUrl,
-      containerUsageOpenMetrics([series("fresh-6c7d8f9f2-bbbbb", "app", 0.1, 100)], {
+      containerUsageOpenMetrics([series("fresh-6c7d8f9f5-bbbbb", "app", 0.1, 100)], {
         end,
         durationMs: 3 * hour,
         stepMs: 5 * minute,
