@@ -225,6 +225,7 @@ describe("engine state serialisation", () => {
         ["a last slot with a value at the next slot", (w) => (w.lk = w.ns)],
         ["a last active slot after the next slot", (w) => (w.la = (w.ns as number) + 1)],
         ["a next slot beyond any date", (w) => (w.ns = 1e10)],
+        ["a started engine without its first slot", (w) => (w.fs = null)],
         ["a first slot beyond any date", (w) => (w.fs = -(2 ** 53 - 1))],
       ] satisfies [string, (w: Wire) => unknown][]
     ).map(([name, change]) => ({

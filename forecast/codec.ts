@@ -213,6 +213,9 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const lastRefitSlot = nullableSlot(raw.lr, "lr");
   notAfter(firstSlot, nextSlot, "fs");
   notAfter(lastRefitSlot, nextSlot, "lr");
+  // An engine has both once it has started, or neither: one without the other has no span to judge phases by.
+  if ((firstSlot === null) !== (nextSlot === null))
+    throw new InvalidState("fs and ns must be both set or both null");
   const storedLastKnown =
     raw.lk === undefined ? null : slotBefore(nullableSlot(raw.lk, "lk"), nextSlot, "lk");
   // Nothing known in the ring: at least a ring's length without data.
