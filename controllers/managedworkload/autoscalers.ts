@@ -19,6 +19,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import { kedaPausedReplicas } from "../../api/keys.ts";
 import type { AutoscalerKind } from "../../api/managedworkload.ts";
 import type { ManagedFieldsEntry } from "./gitops.ts";
+import type { Write } from "./observation.ts";
 
 export const scaledObjectApiVersion = "keda.sh/v1alpha1";
 
@@ -160,15 +161,17 @@ export function scaledObjectsOf(target: Target, scaledObjects: readonly ScaledOb
   return scaledObjects.filter((so) => scalesTarget(so.spec?.scaleTargetRef, target, "Deployment"));
 }
 
-/** The applies that hold `scaledObjects` at zero (`hold`) or release Napwake's hold, in order. */
-export function scaledObjectHoldApplies(
+/** The writes that hold `scaledObjects` at zero (`hold`) or release Napwake's hold, in order. */
+export function scaledObjectHoldWrites(
   scaledObjects: readonly ScaledObject[],
   hold: boolean,
   ourManager: string,
-): { object: KubernetesObject; reason: string }[] {
+): Extract<Write, { kind: "apply" }>[] {
   return scaledObjects
     .map((so) => decideScaledObjectHold(so, hold, ourManager))
-    .flatMap((d) => (d.action === "apply" ? [{ object: d.object, reason: d.reason }] : []));
+    .flatMap((d) =>
+      d.action === "apply" ? [{ kind: "apply" as const, object: d.object, why: d.reason }] : [],
+    );
 }
 
 /**

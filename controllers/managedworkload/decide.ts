@@ -30,7 +30,7 @@ import {
 } from "../../api/managedworkload.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
-import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldApplies } from "./autoscalers.ts";
+import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
 import type {
   ActivitySample,
@@ -709,13 +709,7 @@ function targetScaledObjects(obs: Observation): ScaledObject[] {
 }
 
 function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
-  return scaledObjectHoldApplies(targetScaledObjects(obs), hold, obs.fieldManager).map(
-    ({ object, reason }) => ({
-      kind: "apply",
-      object,
-      why: reason,
-    }),
-  );
+  return scaledObjectHoldWrites(targetScaledObjects(obs), hold, obs.fieldManager);
 }
 
 // ---- small pure helpers ----

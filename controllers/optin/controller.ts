@@ -17,7 +17,7 @@ import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue
 import type { Caches } from "../caches.ts";
 import {
   type ScaledObject,
-  scaledObjectHoldApplies,
+  scaledObjectHoldWrites,
   scaledObjectsOf,
 } from "../managedworkload/autoscalers.ts";
 import { pausedFromOf } from "../managedworkload/decide.ts";
@@ -141,10 +141,9 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     // then forget the count.
     const listed = (caches.scaledObjects?.cache.list(target.namespace) ?? []) as ScaledObject[];
     const scaledObjects = scaledObjectsOf(target, listed);
-    const releases = scaledObjectHoldApplies(scaledObjects, false, deps.fieldManager);
     await makeWrites(
       [
-        ...releases.map(({ object, reason }) => ({ kind: "apply" as const, object, why: reason })),
+        ...scaledObjectHoldWrites(scaledObjects, false, deps.fieldManager),
         ...(target.replicas === 0 ? [{ kind: "scale" as const, from: 0, to: from }] : []),
         { kind: "forget-paused-from" as const },
       ],
