@@ -11,6 +11,7 @@ import type {
   V1Namespace,
   V1StatefulSet,
 } from "@kubernetes/client-node";
+import { findCondition } from "../../api/conditions.ts";
 import { annotations, conditionTypes } from "../../api/keys.ts";
 import {
   type ManagedWorkload,
@@ -356,8 +357,7 @@ export function sampleReusable(
 
 /** What woke a workload, for the wakes metric: the forecast, or the source of its last activity. */
 function wakeSource(status: ManagedWorkloadStatus): string {
-  const paused = status.conditions?.find((c) => c.type === conditionTypes.paused);
-  if (paused?.reason === "PreWake") return "forecast";
+  if (findCondition(status.conditions, conditionTypes.paused)?.reason === "PreWake") return "forecast";
   return status.lastActivity?.source ?? "unknown";
 }
 

@@ -18,7 +18,7 @@
  * A pause that died before its scale is abandoned (the workload stays up and is paused at a later check);
  * a count once recorded is never lost, and a workload is never left at zero without its count.
  */
-import { setCondition } from "../../api/conditions.ts";
+import { findCondition, setCondition } from "../../api/conditions.ts";
 import { annotations, conditionTypes, eventReasons, labels } from "../../api/keys.ts";
 import {
   type ActivitySource,
@@ -344,12 +344,12 @@ function whilePaused(
   const activity = latestActivity(obs, target, status);
   // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
   // (traffic itself, or a resume request, still does).
-  const pausedCondition = status.conditions?.find((c) => c.type === conditionTypes.paused);
+  const pausedCondition = findCondition(status.conditions, conditionTypes.paused);
   // A status that does not say paused yet (the pause's status write was lost) is judged as the pause was:
   // by a pause request since the workload was last woken.
   const pausedByHand =
     pausedCondition?.status === "True"
-      ? pausedCondition.reason === "Requested"
+      ? PAUSED_BY_HAND.has(pausedCondition.reason)
       : pauseRequestedAfter(
           obs,
           conditionTime(status, conditionTypes.paused, "False") ??
@@ -751,10 +751,22 @@ export const PAUSE_BLOCKED_REASONS: ReadonlySet<string> = new Set([
 /** Reasons a wake gives the Paused condition. */
 const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside", "UndoneByGitOps"]);
 
+/** The reason a pause by hand gives the Paused condition. */
+export const PAUSED_BY_HAND: ReadonlySet<string> = new Set(["Requested"]);
+
+/** Whether the Paused condition is `state` for one of `reasons`. */
+export function pausedFor(
+  status: Pick<ManagedWorkloadStatus, "conditions"> | undefined,
+  state: Condition["status"],
+  reasons: ReadonlySet<string>,
+): boolean {
+  const paused = findCondition(status?.conditions, conditionTypes.paused);
+  return paused?.status === state && reasons.has(paused.reason);
+}
+
 /** The Paused condition still says why the workload was woken. */
 function wokenFor(status: ManagedWorkloadStatus): boolean {
-  const paused = status.conditions?.find((c) => c.type === conditionTypes.paused);
-  return paused?.status === "False" && WAKE_REASONS.has(paused.reason);
+  return pausedFor(status, "False", WAKE_REASONS);
 }
 
 function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner | null {
@@ -787,7 +799,7 @@ function conditionTime(
   type: string,
   state: Condition["status"],
 ): number | null {
-  const c = status.conditions?.find((x) => x.type === type);
+  const c = findCondition(status.conditions, type);
   return c && c.status === state ? timeOf(c.lastTransitionTime) : null;
 }
 

@@ -14,7 +14,7 @@
  * The chance at which a slot counts as "activity expected" is steered by the difference (forecast/budget.ts)
  * while the forecast is trusted, so pre-wakes and vetoes move awake time rather than add to it.
  */
-import { conditionTypes, type EventReason, eventReasons } from "../../api/keys.ts";
+import { type EventReason, eventReasons } from "../../api/keys.ts";
 import {
   type ManagedWorkload,
   type ManagedWorkloadStatus,
@@ -44,7 +44,7 @@ import {
   spendBudget,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
-import { PAUSE_BLOCKED_REASONS, timeOf } from "./decide.ts";
+import { PAUSE_BLOCKED_REASONS, PAUSED_BY_HAND, pausedFor, timeOf } from "./decide.ts";
 
 const hourMs = 3_600_000;
 
@@ -492,8 +492,7 @@ function spentSince(
 
 /** The last decision could not pause for a reason outside the forecast, which the idle window alone meets too. */
 function pauseBlocked(status: ManagedWorkload["status"]): boolean {
-  const paused = status?.conditions?.find((c) => c.type === conditionTypes.paused);
-  return paused?.status === "False" && PAUSE_BLOCKED_REASONS.has(paused.reason);
+  return pausedFor(status, "False", PAUSE_BLOCKED_REASONS);
 }
 
 /**
@@ -507,8 +506,7 @@ export function shownPrediction(
   nowMs: number,
 ): PredictionStatus {
   if (prediction.nextPrewake === undefined) return prediction;
-  const paused = decided.conditions?.find((c) => c.type === conditionTypes.paused);
-  const byHand = paused?.status === "True" && paused.reason === "Requested";
+  const byHand = pausedFor(decided, "True", PAUSED_BY_HAND);
   const due = (timeOf(prediction.nextPrewake) ?? nowMs) <= nowMs;
   if (!byHand && !due) return prediction;
   const { nextPrewake: _, ...rest } = prediction;
