@@ -487,8 +487,8 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     return {
       ...stayAwake(
         obs,
-        notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknownWhat(obs.activity)}`),
-        `not pausing: ${unknown}`,
+        notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknown.what}`),
+        `not pausing: ${unknown.why}`,
         obs.settings.checkIntervalMs,
         "Awake",
       ),
@@ -496,7 +496,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
         {
           type: "Warning",
           reason: eventReasons.pauseSkipped,
-          note: `idle window passed but activity is unknown: ${unknown}`,
+          note: `idle window passed but activity is unknown: ${unknown.why}`,
           kind: "skip",
         },
       ],
@@ -662,30 +662,35 @@ function manualRequests(obs: Observation): { pause: number | null; resume: numbe
 }
 
 /** Why idleness cannot be trusted right now, or null: a pause needs a fresh, complete measurement. */
-function unknownActivity(obs: Observation): string | null {
+function unknownActivity(obs: Observation): Unknown | null {
   return unknownIn(obs.activity);
 }
 
-/**
- * What is unknown, without the errors' wording: the condition says it while it lasts, so an error that words
- * itself differently from check to check must not rewrite status each time (the PauseSkipped Event has them).
- */
-function unknownWhat(sample: ActivitySample | null): string {
-  if (!sample) return "no activity measurement in this check";
-  if (sample.cpuCores === null) return "pod CPU unknown";
-  const failed = sample.queries.filter((q) => q.active === null).map((q) => q.name);
-  return `activity queries failed: ${failed.join(", ")}`;
-}
+/** What a measurement leaves unknown, without the errors' wording (`what`) and with it (`why`). */
+type Unknown = { what: string; why: string };
 
-/** Why `sample` does not tell whether the workload was active, or null when it does. */
-export function unknownIn(sample: ActivitySample | null): string | null {
-  if (!sample) return "no activity measurement in this check";
-  if (sample.cpuCores === null)
-    return `pod CPU unknown (${sample.errors.join("; ") || "metrics unavailable"})`;
+/**
+ * What `sample` leaves unknown, or null when it tells whether the workload was active. The Paused condition says
+ * `what`, so an error worded differently from check to check does not rewrite status each time; the
+ * PauseSkipped Event says `why`.
+ */
+export function unknownIn(sample: ActivitySample | null): Unknown | null {
+  if (!sample) {
+    const what = "no activity measurement in this check";
+    return { what, why: what };
+  }
+  if (sample.cpuCores === null) {
+    return {
+      what: "pod CPU unknown",
+      why: `pod CPU unknown (${sample.errors.join("; ") || "metrics unavailable"})`,
+    };
+  }
   const failed = sample.queries.filter((q) => q.active === null);
-  if (failed.length)
-    return `activity queries failed: ${failed.map((q) => `${q.name}: ${q.error ?? "no value"}`).join("; ")}`;
-  return null;
+  if (failed.length === 0) return null;
+  return {
+    what: `activity queries failed: ${failed.map((q) => q.name).join(", ")}`,
+    why: `activity queries failed: ${failed.map((q) => `${q.name}: ${q.error ?? "no value"}`).join("; ")}`,
+  };
 }
 
 // ---- writes ----
