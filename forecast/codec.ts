@@ -221,20 +221,11 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   // Nothing known in the ring: at least a ring's length without data.
   const lastKnownSlot =
     storedLastKnown ??
-    lastInHistory(
-      history,
-      nextSlot,
-      (value) => !Number.isNaN(value),
-      (beforeRing) => beforeRing,
-    );
+    lastInHistory(history, nextSlot, (value) => !Number.isNaN(value)) ??
+    (nextSlot === null ? null : nextSlot - length - 1);
   const lastActiveSlot =
     raw.la === undefined
-      ? lastInHistory(
-          history,
-          nextSlot,
-          (value) => value > 0,
-          () => null,
-        )
+      ? lastInHistory(history, nextSlot, (value) => value > 0)
       : slotBefore(nullableSlot(raw.la, "la"), nextSlot, "la");
   return {
     phase,
@@ -382,19 +373,18 @@ function slotBefore(slot: number | null, nextSlot: number | null, field: string)
 
 /**
  * For states saved before a field existed: the latest slot of the ring (ending at ns - 1) whose learned value
- * passes `test`, or `beforeRing` with the slot just before the ring when none does.
+ * passes `test`, or null when none does.
  */
 function lastInHistory(
   history: Float64Array,
   nextSlot: number | null,
   test: (value: number) => boolean,
-  beforeRing: (slot: number) => number | null,
 ): number | null {
   if (nextSlot === null) return null;
   for (let slot = nextSlot - 1; slot >= nextSlot - history.length; slot--) {
     if (test(history[positiveModulo(slot, history.length)] ?? Number.NaN)) return slot;
   }
-  return beforeRing(nextSlot - history.length - 1);
+  return null;
 }
 
 function notAfter(slot: number | null, nextSlot: number | null, field: string): void {

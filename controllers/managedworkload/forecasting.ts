@@ -415,11 +415,6 @@ export class ForecastBook {
   }
 }
 
-/**
- * The slots after the history's last one up to the open slot, as the live engine learned them (a look that
- * came before the history's answer): a gap where it learned none. The slot before the open one is always
- * among them, as a look would leave it.
- */
 /** A history slot Prometheus had no answer for (not yet scraped, say) as the live engine learned it, if it did. */
 function orLive(entry: Entry, point: GridPoint): GridPoint {
   if (point.value !== null) return point;
@@ -427,6 +422,11 @@ function orLive(entry: Entry, point: GridPoint): GridPoint {
   return Number.isNaN(live) ? point : { slot: point.slot, value: live };
 }
 
+/**
+ * The slots after the history's last one up to the open slot, as the live engine learned them (a look that
+ * came before the history's answer): a gap where it learned none. The slot before the open one is always
+ * among them, as a look would leave it.
+ */
 function liveSince(entry: Entry, history: readonly GridPoint[]): GridPoint[] {
   const after = history.at(-1)?.slot ?? entry.openSlot - 2;
   const points: GridPoint[] = [];
