@@ -71,22 +71,27 @@ export async function keepInformer<T extends KubernetesObject>(
       if (!stopped) start().catch(restartLater);
     }, waitMs);
   };
+  // With failFirstList, a failure of the first start is kept to be thrown, not retried.
+  let firstFailure: unknown;
+  let firstStartDone = !opts.failFirstList;
+  informer.on("error", (err: unknown) => {
+    if (firstStartDone) restartLater(err);
+    else firstFailure ??= err ?? new Error("the first list failed");
+  });
   if (opts.failFirstList) {
-    let firstError: unknown;
-    const recordFirst = (err: unknown) => {
-      firstError ??= err ?? new Error("the first list failed");
-    };
-    informer.on("error", recordFirst);
-    await informer.start().catch(recordFirst);
-    if (firstError !== undefined) {
+    await informer.start().catch((err: unknown) => {
+      firstFailure ??= err;
+    });
+    firstStartDone = true;
+    if (firstFailure !== undefined) {
       stopped = true;
       await informer.stop();
-      throw firstError;
+      throw firstFailure;
     }
     markSynced();
+  } else {
+    await start().catch(restartLater);
   }
-  informer.on("error", restartLater);
-  if (!opts.failFirstList) await start().catch(restartLater);
   await synced;
   return {
     cache: informer,
