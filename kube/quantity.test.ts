@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatMebibytes, formatMillicores, parseQuantity } from "./quantity.ts";
+import { formatMebibytes, formatMillicores, parseQuantity, quantityOrUndefined } from "./quantity.ts";
 
 describe("parseQuantity", () => {
   it.each([
@@ -30,4 +30,15 @@ describe("parseQuantity", () => {
 describe("formatting", () => {
   it("writes cores as millicores", () => expect(formatMillicores(0.2504)).toBe("250m"));
   it("writes bytes as mebibytes", () => expect(formatMebibytes(64 * 2 ** 20)).toBe("64Mi"));
+});
+
+describe("quantityOrUndefined", () => {
+  it.each([
+    { quantity: "128Mi", want: 128 * 2 ** 20 },
+    { quantity: "250m", want: 0.25 },
+    { quantity: "lots", want: undefined },
+    { quantity: undefined, want: undefined },
+  ])("reads $quantity as $want", ({ quantity, want }) => {
+    expect(quantityOrUndefined(quantity)).toBe(want);
+  });
 });

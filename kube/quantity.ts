@@ -31,6 +31,16 @@ export function parseQuantity(quantity: string | number): number {
   return mantissa * (suffixes[match[3] ?? ""] ?? 1);
 }
 
+/** A quantity's value, or undefined when it is absent or not a quantity (for readers that carry on without it). */
+export function quantityOrUndefined(quantity: string | undefined): number | undefined {
+  if (quantity === undefined) return undefined;
+  try {
+    return parseQuantity(quantity);
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU cores as a quantity string in millicores, the way people write requests. */
 export function formatMillicores(cores: number): string {
   return `${Math.round(cores * 1000)}m`;

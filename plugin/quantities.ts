@@ -3,7 +3,7 @@
  * that current and recommended values compare at a glance. Parsing is kube/quantity.ts's. Pure.
  */
 import type { ResourceValues } from "../api/rightsizing.ts";
-import { parseQuantity } from "../kube/quantity.ts";
+import { quantityOrUndefined } from "../kube/quantity.ts";
 
 /** The values of a container, in the order the table shows them: CPU request, memory request, memory limit. */
 export const valueKeys = ["cpuRequest", "memoryRequest", "memoryLimit"] as const;
@@ -74,9 +74,5 @@ export function formatChanges(current: ResourceValues, recommended: ResourceValu
 }
 
 function parse(quantity: string): number | null {
-  try {
-    return parseQuantity(quantity);
-  } catch {
-    return null;
-  }
+  return quantityOrUndefined(quantity) ?? null;
 }

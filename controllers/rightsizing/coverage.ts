@@ -11,7 +11,7 @@ import type {
   RightsizingResource,
   WorkloadKind,
 } from "../../api/rightsizingpolicy.ts";
-import { parseQuantity } from "../../kube/quantity.ts";
+import { quantityOrUndefined as quantity } from "../../kube/quantity.ts";
 import { type ModeResolution, type ReadinessChecks, resolveModes } from "../../rightsizing/modes.ts";
 import type { ContainerFacts } from "./decide.ts";
 
@@ -88,14 +88,6 @@ export function runningContainers(workload: Workload): V1Container[] {
 }
 
 function containerFacts(c: V1Container): ContainerFacts {
-  const quantity = (q: string | undefined) => {
-    if (q === undefined) return undefined;
-    try {
-      return parseQuantity(q);
-    } catch {
-      return undefined;
-    }
-  };
   const facts: { -readonly [K in keyof ContainerFacts]: ContainerFacts[K] } = { name: c.name };
   // A request left out defaults to the limit, as the API server sets it on the pods.
   const cpu = quantity(c.resources?.requests?.cpu ?? c.resources?.limits?.cpu);

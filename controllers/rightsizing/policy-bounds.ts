@@ -1,4 +1,4 @@
-import { parseQuantity } from "../../kube/quantity.ts";
+import { quantityOrUndefined } from "../../kube/quantity.ts";
 import type { ModeResolution } from "../../rightsizing/modes.ts";
 import type { Bounded, Recommendation } from "../../rightsizing/types.ts";
 
@@ -32,18 +32,10 @@ export function withinPolicyBounds(
 type Range = { min: number; max: number };
 
 function boundsOf(settings: { readonly min?: string; readonly max?: string } | undefined): Range {
-  const quantity = (q: string | undefined, fallback: number) => {
-    if (q === undefined) return fallback;
-    try {
-      return parseQuantity(q);
-    } catch {
-      // The CRD's schema refuses a malformed quantity; one that got through bounds nothing.
-      return fallback;
-    }
-  };
+  // The CRD's schema refuses a malformed quantity; one that got through bounds nothing.
   return {
-    min: quantity(settings?.min, 0),
-    max: quantity(settings?.max, Number.POSITIVE_INFINITY),
+    min: quantityOrUndefined(settings?.min) ?? 0,
+    max: quantityOrUndefined(settings?.max) ?? Number.POSITIVE_INFINITY,
   };
 }
 
