@@ -54,7 +54,6 @@ describe("prometheusClient", () => {
     expect(result).toEqual({
       ok: true,
       value: [{ metric: { pod: "a" }, points: [[1_700_000_000_000, 0.5]] }],
-      warnings: [],
     });
     expect(requests[0]?.url).toBe("http://prom:9090/api/v1/query_range");
     expect(String(requests[0]?.init?.body)).toBe("query=up&start=1700000000&end=1700000300&step=300");
@@ -98,6 +97,18 @@ describe("prometheusClient", () => {
       [50, 100],
     ],
     ["retries a network error", [new TypeError("fetch failed"), { status: 200, body: matrix }], 2, [50]],
+    [
+      "retries an answer Prometheus warned may be incomplete (a store or shard did not answer)",
+      [
+        {
+          status: 200,
+          body: JSON.stringify({ ...JSON.parse(matrix), warnings: ["store eu-2 did not reply"] }),
+        },
+        { status: 200, body: matrix },
+      ],
+      2,
+      [50],
+    ],
     [
       "retries a 429",
       [
@@ -168,6 +179,16 @@ describe("prometheusClient", () => {
       3,
     ],
     ["refuses a body that is not the API's JSON", [{ status: 200, body: "<html>" }], "bad-response", 200, 1],
+    [
+      "gives up on an answer still partial after the retries, rather than read what it left out as zero",
+      [1, 2, 3].map(() => ({
+        status: 200,
+        body: JSON.stringify({ ...JSON.parse(matrix), warnings: ["store eu-2 did not reply"] }),
+      })),
+      "partial",
+      200,
+      3,
+    ],
   ])("%s", async (_, replies, kind, status, attempts) => {
     const script = scripted(replies);
     const result = await prometheusClient(script.options).queryRange("sum(up)", range);
@@ -175,6 +196,18 @@ describe("prometheusClient", () => {
     if (result.ok) return;
     expect(result.error).toMatchObject({ kind, query: "sum(up)", attempts });
     expect(result.error.status).toBe(status);
+  });
+
+  it("says what Prometheus warned of in a partial answer", async () => {
+    const warned = JSON.stringify({
+      ...JSON.parse(matrix),
+      warnings: ["store eu-2 did not reply", "shard 3"],
+    });
+    const script = scripted([{ status: 200, body: warned }]);
+    const result = await prometheusClient({ ...script.options, retries: 0 }).queryRange("up", range);
+    expect(result.ok === false && result.error.message).toBe(
+      "Prometheus warned its answer may be incomplete: store eu-2 did not reply (and 1 more)",
+    );
   });
 
   it("refuses a response larger than the bound without retrying", async () => {
@@ -209,7 +242,6 @@ describe("prometheusClient", () => {
     expect(await prometheusClient(script.options).query("count(up)", 1_000)).toEqual({
       ok: true,
       value: [{ metric: {}, value: 3 }],
-      warnings: [],
     });
     expect(String(script.requests[0]?.init?.body)).toBe("query=count%28up%29&time=1");
   });

@@ -16,7 +16,13 @@ export type PrometheusErrorKind =
   /** The response (or the samples the query would load) exceeds a bound: ask for less. */
   | "too-large"
   /** The body is not the JSON the API promises. */
-  | "bad-response";
+  | "bad-response"
+  /**
+   * The answer came with warnings that it may be incomplete (a store or shard that did not answer): what it
+   * left out would read as no usage or no activity, so it is not used, and asked again like an overloaded
+   * server.
+   */
+  | "partial";
 
 export type PrometheusError = {
   readonly kind: PrometheusErrorKind;
@@ -27,8 +33,24 @@ export type PrometheusError = {
 };
 
 export type PromResult<T> =
-  | { readonly ok: true; readonly value: T; readonly warnings: readonly string[] }
+  | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly error: PrometheusError };
+
+/** How long a warning may run in a message: Thanos names every store that did not answer. */
+const WARNING_CHARS = 200;
+
+/**
+ * What an answer's warnings say, for a message: that it may be partial (Thanos and Mimir warn when a store or
+ * a shard did not answer, and answer with what the others had). Null when there are none.
+ */
+export function partialAnswerNote(warnings: unknown): string | null {
+  const texts = [...new Set((Array.isArray(warnings) ? warnings : []).map(String))];
+  const [first] = texts;
+  if (first === undefined) return null;
+  const shown = first.length > WARNING_CHARS ? `${first.slice(0, WARNING_CHARS)}…` : first;
+  const more = texts.length > 1 ? ` (and ${texts.length - 1} more)` : "";
+  return `Prometheus warned its answer may be incomplete: ${shown}${more}`;
+}
 
 /** One series of a range query: times in epoch ms, values as numbers (NaN dropped, `+Inf` and `-Inf` kept). */
 export type RangeSeries = {
@@ -70,7 +92,7 @@ type ApiBody = {
   status?: string;
   errorType?: string;
   error?: string;
-  warnings?: string[];
+  warnings?: unknown;
   data?: { resultType?: string; result?: unknown };
 };
 
@@ -141,7 +163,7 @@ export function prometheusClient(options: PrometheusClientOptions): PrometheusCl
   async function call(path: string, form: URLSearchParams, query: string): Promise<PromResult<ApiBody>> {
     for (let n = 0; ; n++) {
       const result = await attempt(path, form);
-      if (result.ok) return { ok: true, value: result.body, warnings: result.body.warnings ?? [] };
+      if (result.ok) return { ok: true, value: result.body };
       if (!result.retry || n >= retries) {
         const { kind, message, status } = result;
         return {
@@ -169,7 +191,7 @@ export function prometheusClient(options: PrometheusClientOptions): PrometheusCl
             ok: false,
             error: { kind: "bad-response", message: "expected a matrix result", query, attempts: 1 },
           }
-        : { ok: true, value: parsed, warnings: result.warnings };
+        : { ok: true, value: parsed };
     },
     async query(query, time) {
       const form = new URLSearchParams({ query });
@@ -182,7 +204,7 @@ export function prometheusClient(options: PrometheusClientOptions): PrometheusCl
             ok: false,
             error: { kind: "bad-response", message: "expected a vector result", query, attempts: 1 },
           }
-        : { ok: true, value: parsed, warnings: result.warnings };
+        : { ok: true, value: parsed };
     },
   };
 }
@@ -195,7 +217,12 @@ function interpret(status: number, text: string): Attempt {
     body = undefined;
   }
   if (status >= 200 && status < 300) {
-    if (body?.status === "success") return { ok: true, body };
+    if (body?.status === "success") {
+      const partial = partialAnswerNote(body.warnings);
+      return partial
+        ? { ok: false, retry: true, kind: "partial", message: partial, status }
+        : { ok: true, body };
+    }
     return { ok: false, retry: false, kind: "bad-response", message: snippet(text), status };
   }
   const message = body?.error

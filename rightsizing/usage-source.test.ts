@@ -237,7 +237,7 @@ function fakeClient(answer: (call: Call) => PromResult<RangeSeries[]>): Promethe
       return answer(call);
     },
     async query() {
-      return { ok: true, value: [], warnings: [] };
+      return { ok: true, value: [] };
     },
   };
 }
@@ -253,7 +253,6 @@ const steady = (call: Call): PromResult<RangeSeries[]> => {
     value: usage
       ? [{ metric: { namespace: "shop", pod: "api-7d9f8c6b5-wwwww", container: "app" }, points }]
       : [],
-    warnings: [],
   };
 };
 
@@ -318,7 +317,7 @@ describe("fetchUsage", () => {
       for (let t = call.start; t <= call.end; t += STEP) points.push([t, 0.5]);
       const usage = call.query.includes("cpu") || call.query.includes("memory");
       const series = [{ metric: { namespace: "shop", pod, container: "app" }, points }];
-      return { ok: true, value: usage ? series : [], warnings: [] };
+      return { ok: true, value: usage ? series : [] };
     });
     const result = await fetchUsage(client, [short, long], at(12), config);
     if (!result.ok) throw new Error(result.error.message);

@@ -93,7 +93,6 @@ export type UsageFetch = {
   readonly queries: readonly UsageQueryRecord[];
   /** The newest step read; histories hold nothing later. */
   readonly until: number;
-  readonly warnings: readonly string[];
 };
 
 export type UsageSourceError = {
@@ -174,15 +173,14 @@ export async function fetchUsage(
       sharedPodNames,
       queries: last?.queries ?? [],
       until,
-      warnings: last?.warnings ?? [],
     },
   };
 }
 
 /**
  * The same, one batch at a time, so a caller can fold each batch and let it go: memory stays bounded by
- * the batch size, not the number of containers. Stops after the first error. `queries` and `warnings`
- * accumulate over the batches.
+ * the batch size, not the number of containers. Stops after the first error. `queries` accumulates over the
+ * batches.
  */
 export async function* fetchUsageBatches(
   client: PrometheusClient,
@@ -192,7 +190,6 @@ export async function* fetchUsageBatches(
 ): AsyncGenerator<UsageResult> {
   const until = alignDown(now - config.lagMs, config.stepMs);
   const queries: UsageQueryRecord[] = [];
-  const warnings: string[] = [];
   // Targets that resume from the same step share batches: steady state is one group.
   const groups = Map.groupBy(targets, (t) => startFor(t, until, config));
   // Judged against every target, not one batch's: a batch holding one of two workloads whose pods' names
@@ -209,21 +206,13 @@ export async function* fetchUsageBatches(
         config.stepMs,
         config.promql.labels,
       );
-      const fetched = await fetchBatch(
-        client,
-        batch,
-        { start, end: until },
-        config,
-        queries,
-        warnings,
-        assembler,
-      );
+      const fetched = await fetchBatch(client, batch, { start, end: until }, config, queries, assembler);
       if (!fetched.ok) {
         yield { ok: false, error: { ...fetched.error, queries } };
         return;
       }
       const { histories, missing, sharedPodNames } = assembler.finish();
-      yield { ok: true, value: { histories, missing, sharedPodNames, queries, until, warnings } };
+      yield { ok: true, value: { histories, missing, sharedPodNames, queries, until } };
     }
   }
 }
@@ -234,7 +223,6 @@ async function fetchBatch(
   range: TimeWindow,
   config: UsageSourceConfig,
   queries: UsageQueryRecord[],
-  warnings: string[],
   assembler: HistoryAssembler,
 ): Promise<{ ok: true } | { ok: false; error: Omit<UsageSourceError, "queries"> }> {
   const jobs: Job[] = usageMetrics.flatMap((metric) => {
@@ -254,7 +242,6 @@ async function fetchBatch(
     queries.push({ metric: job.metric, ...job.window });
     if (result.ok) {
       assembler.add(job.metric, result.value);
-      warnings.push(...result.warnings);
       return;
     }
     const steps = (job.window.end - job.window.start) / config.stepMs + 1;

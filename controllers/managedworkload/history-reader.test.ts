@@ -38,7 +38,7 @@ function prometheus(answer: (query: string) => Awaited<ReturnType<PrometheusClie
 
 describe("reading a workload's activity history", () => {
   it("asks for the CPU, the replicas and each activity query over the slots, in 5-minute steps within them", async () => {
-    const { client, calls } = prometheus(() => ({ ok: true, value: [], warnings: [] }));
+    const { client, calls } = prometheus(() => ({ ok: true, value: [] }));
     const reader = activityHistoryReader({ prometheus: client, promql: defaultPromQLConfig });
     const points = await reader.read(workload, from, from + 4);
     expect(points).toHaveLength(4);
@@ -70,7 +70,6 @@ describe("reading a workload's activity history", () => {
     const busyUntil = (from + 1) * SLOT_MS;
     const { client } = prometheus((query) => ({
       ok: true,
-      warnings: [],
       value: query.startsWith("sum(max")
         ? [
             {
@@ -95,6 +94,7 @@ describe("reading a workload's activity history", () => {
     { kind: "http" as const, status: 429, retryable: true },
     { kind: "timeout" as const, status: undefined, retryable: true },
     { kind: "network" as const, status: undefined, retryable: true },
+    { kind: "partial" as const, status: 200, retryable: true },
   ])(
     "fails with Prometheus' reason and the query; a $kind $status may be retried: $retryable",
     async ({ kind, status, retryable }) => {

@@ -29,9 +29,13 @@ export class HistoryReadError extends Error {
   }
 }
 
-/** Whether a failed query may succeed if asked again later: no answer, or a 5xx or 429 one. */
+/**
+ * Whether a failed query may succeed if asked again later: no answer, a 5xx or 429 one, or a partial one (a
+ * partial history reads the slots it left out as idle, and an engine that learned them would pause where
+ * traffic comes).
+ */
 export function isRetryable(error: Pick<PrometheusError, "kind" | "status">): boolean {
-  if (error.kind === "timeout" || error.kind === "network") return true;
+  if (error.kind === "timeout" || error.kind === "network" || error.kind === "partial") return true;
   return error.kind === "http" && (error.status === undefined || error.status >= 500 || error.status === 429);
 }
 

@@ -121,4 +121,37 @@ describe("activity queries", () => {
     });
     expect(sample.queries[0]?.active).toBe(active);
   });
+
+  describe("with a partial answer (Prometheus warned that a store or shard did not answer)", () => {
+    const warned = (data: unknown, warnings: unknown) =>
+      activityMeter({
+        custom: podMetrics([]).custom,
+        prometheusUrl: "http://prom:9090",
+        fetch: async () => new Response(JSON.stringify({ status: "success", warnings, data })),
+      }).measure({ namespace: "shop", selector: undefined, replicas: 0, queries: [backlog], nowMs: 1_000 });
+
+    it("keeps the activity it shows", async () => {
+      const sample = await warned(vector("20"), ["No StoreAPIs matched for this query"]);
+      expect(sample.queries[0]).toEqual({ name: "backlog", active: true });
+    });
+
+    it("does not read idle from it, and says what Prometheus warned", async () => {
+      const sample = await warned(vector("0"), ["store 10.0.0.7:10901 did not answer", "shard 3 timed out"]);
+      expect(sample.queries[0]).toEqual({
+        name: "backlog",
+        active: null,
+        error:
+          "Prometheus warned its answer may be incomplete: store 10.0.0.7:10901 did not answer (and 1 more); " +
+          "an idle reading from it is not trusted",
+      });
+    });
+
+    it.each([
+      { what: "no warnings", warnings: [] },
+      { what: "a warnings field that is not a list", warnings: "odd" },
+    ])("reads idle from an answer with $what", async ({ warnings }) => {
+      const sample = await warned(vector("0"), warnings);
+      expect(sample.queries[0]).toEqual({ name: "backlog", active: false });
+    });
+  });
 });

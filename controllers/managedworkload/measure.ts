@@ -4,6 +4,7 @@ import { abortableBy, deadline, untilAborted } from "../../kube/abort.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
 import { matchesSelector, type SelectorLike } from "../../kube/selectors.ts";
 import { SharedSnapshots } from "../../kube/shared-snapshots.ts";
+import { partialAnswerNote } from "../../rightsizing/prometheus-client.ts";
 import { firstValue, type InstantAnswer, isQueryActive } from "./activity-rules.ts";
 import type { ActivitySample } from "./observation.ts";
 
@@ -81,11 +82,21 @@ export function activityMeter(deps: {
     const url = `${deps.prometheusUrl}/api/v1/query?${new URLSearchParams({ query: q.query })}`;
     const timeout = AbortSignal.timeout(timeoutMs);
     const res = await doFetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-    const body = (await res.json()) as { status: string; error?: string; data?: InstantAnswer };
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      warnings?: unknown;
+      data?: InstantAnswer;
+    };
     if (body.status !== "success") throw new Error(body.error ?? `HTTP ${res.status}`);
     const value = firstValue(body.data);
     if (value === null) throw new Error("the query returned no series with a value");
-    return isQueryActive(q, value);
+    const active = isQueryActive(q, value);
+    // A partial answer may lack the series that show activity: what activity it shows is there, but an idle
+    // reading from it proves nothing, so it is unknown (and holds a pause) rather than idle.
+    const partial = active ? null : partialAnswerNote(body.warnings);
+    if (partial) throw new Error(`${partial}; an idle reading from it is not trusted`);
+    return active;
   }
 
   return {

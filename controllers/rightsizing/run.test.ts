@@ -22,42 +22,39 @@ const web: CoveredWorkload = {
 function emptyPrometheus() {
   const ranges: string[] = [];
   const client: PrometheusClient = {
-    query: async () => ({ ok: true, value: [], warnings: [] }),
+    query: async () => ({ ok: true, value: [] }),
     queryRange: async (q) => {
       ranges.push(q);
-      return { ok: true, value: [], warnings: [] };
+      return { ok: true, value: [] };
     },
   };
   return { client, ranges };
 }
 
 describe("a recommender run", () => {
-  it("logs the warnings the metrics source answered with, once per run", async () => {
+  it("learns nothing from a partial answer, and says the run failed for it", async () => {
+    const memory = new RecommenderMemory();
     const client: PrometheusClient = {
-      query: async () => ({ ok: true, value: [], warnings: [] }),
-      queryRange: async () => ({
-        ok: true,
-        value: [],
-        warnings: ["partial response: store eu-2 did not reply"],
+      query: async () => ({ ok: true, value: [] }),
+      queryRange: async (query) => ({
+        ok: false,
+        error: { kind: "partial", message: "store eu-2 did not reply", query, attempts: 3 },
       }),
     };
-    const logged: { fields: object; message: string }[] = [];
     const summary = await runRecommender({
       client,
       covered: [web],
-      memory: new RecommenderMemory(),
+      memory,
       checkpointOf: () => undefined,
       settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
       nowMs: Date.parse("2026-11-20T10:00:00Z"),
-      log: { warn: (fields, message) => logged.push({ fields, message }) },
+      log: { warn: () => {} },
     });
-    expect(summary.ok).toBe(true);
-    expect(logged).toEqual([
-      {
-        fields: expect.objectContaining({ warnings: ["partial response: store eu-2 did not reply"] }),
-        message: expect.stringMatching(/answered with warnings/),
-      },
-    ]);
+    expect(summary).toMatchObject({
+      ok: false,
+      error: "metrics source partial after 3 attempt(s): store eu-2 did not reply",
+    });
+    expect(memory.states.size).toBe(0);
   });
 
   it("reads nothing when every container has learned up to the newest step, and says history is complete to it", async () => {

@@ -93,25 +93,15 @@ export async function runRecommender(opts: {
   // The newest step a run may read; also what history is complete through when no query was due.
   let untilMs = alignDown(nowMs - settings.usage.lagMs, settings.usage.stepMs);
   const sharedPodNames = new Map<string, readonly string[]>();
-  let warnings: readonly string[] = [];
   for await (const batch of fetchUsageBatches(opts.client, targets, nowMs, settings.usage)) {
     if (!batch.ok) return fail(batch.error.message, batch.error.queries);
     queries = batch.value.queries;
     untilMs = batch.value.until;
-    warnings = batch.value.warnings;
     for (const [workload, others] of batch.value.sharedPodNames) sharedPodNames.set(workload, others);
     for (const [key, history] of batch.value.histories) {
       const state = memory.states.get(key) ?? emptyState(settings.recommender);
       memory.states.set(key, foldHistory(state, history, settings.recommender));
     }
-  }
-  if (warnings.length > 0) {
-    // A partial answer (a Thanos or Mimir store that did not reply) reads as complete: say so where it can be
-    // seen, since telling it from a harmless PromQL note needs the source's own wording.
-    opts.log.warn(
-      { warnings: [...new Set(warnings)].slice(0, 5), count: warnings.length },
-      "the metrics source answered with warnings; what it left out is learned as if the pods were gone",
-    );
   }
   let containers = 0;
   for (const w of covered) {
