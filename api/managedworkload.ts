@@ -1,6 +1,7 @@
 /**
  * The ManagedWorkload custom resource: its types (matching manifests/crds/managedworkload.yaml) and pure helpers.
- * Objects read from the API server have every schema default filled in; the `?` fields are those without one.
+ * Objects read from the API server have every schema default filled in; the `?` fields may be left out of what
+ * is written (the schema fills in those that have a default).
  */
 
 import { apiVersion, group, version } from "./keys.ts";

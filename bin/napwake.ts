@@ -47,7 +47,7 @@ import { type Stoppable, whileLeading } from "./while-leading.ts";
 const usage = `usage: napwake operator [flags]
 
   --namespace NS                  namespace Napwake runs in (env POD_NAMESPACE; default napwake-system)
-  --pod-name NAME                 this replica (env POD_NAME)
+  --pod-name NAME                 this replica (env POD_NAME, else HOSTNAME lower-cased)
   --kubeconfig FILE               outside a cluster: the kubeconfig to use
   --leader-elect                  only the holder of the Lease reconciles
   --lease-name NAME               default napwake-operator
@@ -57,10 +57,12 @@ const usage = `usage: napwake operator [flags]
   --prometheus-url URL            Prometheus-compatible API for activity queries, the activity history new
                                   forecasts start from, and rightsizing
   --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
-  --metrics-port PORT             HTTPS /metrics for tokens allowed to get it (default 8443; 0 turns it off)
+  --metrics-port PORT             HTTPS /metrics for tokens allowed to get it (default 8443; 0 turns it off);
+                                  it serves the webhooks' certificate, so it needs --webhook-port too
   --dry-run                       decide and record, never scale
-  --log-level LEVEL               default info
-  --webhook-port PORT             admission webhooks, served by every replica (default 9443; 0 turns them off)
+  --log-level LEVEL               trace, debug, info, warn, error, fatal or silent (env LOG_LEVEL; default info)
+  --webhook-port PORT             admission webhooks, served by every replica (default 9443; 0 turns them off,
+                                  with --metrics-port=0)
   --webhook-host IP               address the webhooks listen on (default 0.0.0.0)
   --webhook-service NAME          the Service in front of the webhooks, in --namespace (default napwake-webhook)
   --webhook-configuration NAME    our Mutating/ValidatingWebhookConfiguration (default napwake)

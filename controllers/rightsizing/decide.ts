@@ -251,7 +251,7 @@ function activeNotices(input: RightsizingInput, containers: readonly ContainerRe
     const note = overridden
       .map(
         ([r, m]) =>
-          `${r}: policy ${m.overridden?.policy} runs auto-patch despite ${m.overridden?.checks.join(", ")} (${m.overridden?.reason})`,
+          `${r}: policy ${m.overridden?.policy} sets auto-patch despite ${m.overridden?.checks.join(", ")} (${m.overridden?.reason})`,
       )
       .join("; ");
     notices.push({ type: "Warning", reason: eventReasons.autoPatchOverridden, note, value: note });

@@ -311,7 +311,7 @@ async function inner(config: SandboxConfig): Promise<void> {
     caFile: cluster.pki.caCert,
     file: join(f.clusterDir, "napwake-operator.kubeconfig"),
   });
-  // The sandbox's short check intervals, so the demo pauses within minutes.
+  // The sandbox's short check intervals, so the demo pauses within minutes: the same as its overlay's.
   const operator = startOperatorProcess({
     kubeconfig: operatorKubeconfig,
     logDir: cluster.paths.logs,

@@ -185,7 +185,7 @@ describe("the install manifests", () => {
     expect(args("base")).toContain("--leader-elect");
     expect(args("base")).not.toContain("--dry-run");
     expect(args("sandbox")).toEqual(
-      expect.arrayContaining(["--check-interval=5s", "--prometheus-url=http://127.0.0.1:9090"]),
+      expect.arrayContaining(["--check-interval=10s", "--prometheus-url=http://127.0.0.1:9090"]),
     );
     expect(container("sandbox").image).toBe("napwake:dev");
     // The sandbox runs the operator as a process under this ServiceAccount; its Services carry no selector.
@@ -210,6 +210,8 @@ describe("the install manifests", () => {
       });
     }
     expect(certificate.spec.dnsNames).toContain("napwake-webhook.napwake-system.svc");
+    // The metrics endpoint serves the same certificate.
+    expect(certificate.spec.dnsNames).toContain("napwake-metrics.napwake-system.svc");
     expect(certificate.spec.issuerRef.name).toBe(
       find("cert-manager", "Issuer", "napwake-selfsigned").metadata.name,
     );
