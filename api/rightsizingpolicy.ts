@@ -97,7 +97,7 @@ export type Condition = {
 export type RightsizingPolicyStatus = {
   readonly observedGeneration?: number;
   readonly conditions?: readonly Condition[];
-  /** Workloads this policy currently decides at least one resource mode for. */
+  /** Workloads this policy currently decides at least one resource mode for (reserved: not written yet). */
   readonly matchedWorkloads?: number;
 };
 

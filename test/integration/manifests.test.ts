@@ -130,6 +130,31 @@ describe("the install manifests", () => {
     expect(scale).toEqual(expect.arrayContaining(["deployments/scale", "statefulsets/scale"]));
     const webhookConfigs = rules.find((r) => r.apiGroups?.includes("admissionregistration.k8s.io"));
     expect(webhookConfigs?.resourceNames).toEqual(["napwake"]);
+    // What the operator writes, and nothing more: a grant is added with the code that needs it.
+    const writes = rules
+      .filter((r) => r.verbs.some((verb) => !["get", "list", "watch"].includes(verb)))
+      .flatMap((r) => (r.resources ?? []).map((res) => `${res}: ${r.verbs.join(",")}`))
+      .sort();
+    expect(writes).toEqual([
+      "deployments/scale: get,update,patch",
+      "deployments: get,list,watch,patch",
+      "events: create",
+      "leases: create",
+      "leases: get,update",
+      "managedworkloads/status: get,patch,update",
+      "managedworkloads: get,list,watch,create,patch,delete",
+      "mutatingwebhookconfigurations: get,list,watch,patch",
+      "rightsizings/status: get,patch,update",
+      "rightsizings: get,list,watch,create,patch,delete",
+      "scaledobjects: get,list,watch,patch",
+      "secrets: create",
+      "secrets: get,update",
+      "statefulsets/scale: get,update,patch",
+      "statefulsets: get,list,watch,patch",
+      "subjectaccessreviews: create",
+      "tokenreviews: create",
+      "validatingwebhookconfigurations: get,list,watch,patch",
+    ]);
   });
 
   it.each(names)("%s runs the operator non-root, read-only, without privileges", (name) => {
