@@ -393,6 +393,22 @@ describe("certificate manager", () => {
     expect(clock.pending()).toEqual([20_000]);
   });
 
+  it("renews at a resync once the wall clock passed the renewal time its timer (monotonic, stopped while the host was suspended) has not reached", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock();
+    const m = manager(memory.store, clock, 24 * hour);
+    await m.start();
+    const first = m.current();
+    // 10 h up, then 15 h suspended: the wall clock is past the renewal at 16 h, the timer has 6 h to go.
+    clock.advance(25 * hour);
+    await m.refresh([m.caPem() ?? ""], [m.caPem() ?? ""]);
+    expect(serial(m.current()?.certPem)).not.toBe(serial(first?.certPem));
+    expect(new X509Certificate(m.current()?.certPem ?? "").validToDate.getTime()).toBeGreaterThan(
+      clock.now().getTime(),
+    );
+    expect(clock.pending()).toEqual([16 * hour]);
+  });
+
   it("renews with the CA in memory when the API server is unreachable", async () => {
     const memory = memoryStore();
     const clock = fakeClock();

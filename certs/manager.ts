@@ -419,6 +419,9 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
       }
       // A CA every webhook trusts is safe to serve from even when the Secret was not read just now.
       follow(trusted);
+      // The renewal timer runs on the monotonic clock, which stands still while a host is suspended; validity
+      // is wall-clock time, so a resync past the renewal time renews.
+      if (renewAt && now().getTime() >= renewAt.getTime()) await renew();
       return read;
     },
     bundlePublished(pem) {

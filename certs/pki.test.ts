@@ -1,6 +1,12 @@
 import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { certificateValidity, createCertificateAuthority, issueCertificate } from "./pki.ts";
+import {
+  certificateValidity,
+  createCertificateAuthority,
+  defaultPkiDeps,
+  issueCertificate,
+  serialFrom,
+} from "./pki.ts";
 
 const now = new Date("2026-01-01T00:00:00Z");
 const hour = 3600_000;
@@ -40,6 +46,27 @@ describe("pki", () => {
       expect(x.keyUsage?.includes("1.3.6.1.5.5.7.3.2")).toBe(client);
     },
   );
+
+  it.each([
+    [
+      "00 00 05",
+      "leading zero bytes before one under 0x80 (OpenSSL and Go refuse the pad node-forge leaves)",
+    ],
+    ["00 ff 05", "a leading zero byte"],
+    ["ff ff ff", "the top bit set (a negative DER integer)"],
+    ["7f 00 00", "no change needed"],
+  ])("draws a serial from bytes %s (%s) that OpenSSL parses", (start) => {
+    const bytes = Buffer.alloc(16, 0x11);
+    Buffer.from(start.replaceAll(" ", ""), "hex").copy(bytes);
+    const serial = serialFrom(bytes);
+    expect(Number.parseInt(serial.slice(0, 2), 16)).toBeGreaterThanOrEqual(0x40);
+    expect(Number.parseInt(serial.slice(0, 2), 16)).toBeLessThan(0x80);
+    const pair = createCertificateAuthority(
+      { commonName: "ca", notBefore: now, validForMs: hour },
+      { ...defaultPkiDeps, keyBits: 1024, randomSerial: () => serial },
+    );
+    expect(new X509Certificate(pair.certPem).serialNumber.toLowerCase()).toBe(serial);
+  });
 
   it("backdates validity a little so skewed clocks accept a fresh certificate", () => {
     const { notBefore, notAfter } = certificateValidity(ca.certPem);

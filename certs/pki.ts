@@ -33,14 +33,20 @@ export interface PkiDeps {
 }
 
 export const defaultPkiDeps: PkiDeps = {
-  // A positive 128-bit serial: clear the top bit so DER does not read it as negative.
-  randomSerial: () => {
-    const bytes = randomBytes(16);
-    bytes[0] = (bytes[0] ?? 0) & 0x7f;
-    return bytes.toString("hex");
-  },
+  randomSerial: () => serialFrom(randomBytes(16)),
   keyBits: 2048,
 };
+
+/**
+ * A serial of 126 random bits: the top bit cleared so DER does not read it as negative, the next one set so its
+ * first byte is never zero (a DER INTEGER must not start with a zero byte before one under 0x80, and node-forge
+ * strips only one: OpenSSL and Go then refuse the certificate).
+ */
+export function serialFrom(bytes: Buffer): string {
+  const serial = Buffer.from(bytes);
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
+  return serial.toString("hex");
+}
 
 // Clock skew between replicas and the API server must not make a fresh certificate "not yet valid".
 const backdateMs = 5 * 60 * 1000;

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { createCertificateAuthority, defaultPkiDeps, issueCertificate } from "./pki.ts";
@@ -88,6 +89,16 @@ describe("caFromSecret", () => {
     const parsed = caFromSecret(s, now);
     expect("problem" in parsed && parsed.problem).toMatch(problem);
     expect("problem" in parsed && parsed.problem).toContain("napwake-system/napwake-webhook-ca");
+    expect("problem" in parsed && parsed.problem).toContain("Fix: delete the Secret");
+  });
+
+  it("refuses a CA whose key is not RSA, which it cannot issue from, saying how to fix it", () => {
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const keyPem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const parsed = caFromSecret(secret({ certPem: ca.certPem, keyPem }), now);
+    expect("problem" in parsed && parsed.problem).toMatch(
+      /holds a ec key; Napwake issues from an RSA CA only/,
+    );
     expect("problem" in parsed && parsed.problem).toContain("Fix: delete the Secret");
   });
 

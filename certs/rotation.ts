@@ -77,8 +77,15 @@ export function caFromSecret(
   };
   try {
     const cert = new X509Certificate(ca.certPem);
+    const key = createPrivateKey(ca.keyPem);
+    // node-forge, which issues the serving certificates, signs with RSA keys only.
+    if (key.asymmetricKeyType !== "rsa") {
+      return {
+        problem: `${where} holds a ${key.asymmetricKeyType} key; Napwake issues from an RSA CA only. ${fix}`,
+      };
+    }
     if (!cert.ca) return { problem: `${where} holds a certificate that is not a CA. ${fix}` };
-    if (!cert.checkPrivateKey(createPrivateKey(ca.keyPem))) {
+    if (!cert.checkPrivateKey(key)) {
       return { problem: `${where}: tls.key does not match tls.crt. ${fix}` };
     }
     const notAfter = cert.validToDate;

@@ -136,4 +136,12 @@ describe("allPhases and countPhases", () => {
     const counts = countPhases([{ status: { phase: "Paused" } }, { status: { phase: "Paused" } }, {}]);
     expect(counts).toMatchObject({ Paused: 2, Pending: 1, Awake: 0 });
   });
+
+  it("counts a phase this version does not know under its own name, not as NaN", async () => {
+    const workloads = [{ status: { phase: "Hibernating" } }, { status: { phase: "Hibernating" } }] as never;
+    const m = createMetrics({ processMetrics: false, workloadsByPhase: () => countPhases(workloads) });
+    expect(await samples(m.text(), "napwake_workloads")).toContain(
+      'napwake_workloads{phase="Hibernating"} 2',
+    );
+  });
 });

@@ -199,6 +199,10 @@ export function countForecastPhases(
 /** ManagedWorkloads per phase; one not yet reconciled (no status) counts as Pending. */
 export function countPhases(workloads: readonly Pick<ManagedWorkload, "status">[]): Record<Phase, number> {
   const counts = Object.fromEntries(phases.map((p) => [p, 0])) as Record<Phase, number>;
-  for (const mw of workloads) counts[mw.status?.phase ?? "Pending"]++;
+  for (const mw of workloads) {
+    // A phase this version does not know (written by a newer one) is counted under its own name.
+    const phase = mw.status?.phase ?? "Pending";
+    counts[phase] = (counts[phase] ?? 0) + 1;
+  }
   return counts;
 }

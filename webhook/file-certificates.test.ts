@@ -67,6 +67,23 @@ describe("fileCertificateSource", () => {
     expect(changes).toBe(2);
   });
 
+  it("neither watches nor polls once stopped while its first read was under way", async () => {
+    dir = await mkdtemp(join(tmpdir(), "napwake-tls-"));
+    await write(first);
+    source = fileCertificateSource({ dir, logger: silent, pollMs: 20 });
+    let changes = 0;
+    source.subscribe(() => changes++);
+    const starting = source.start();
+    source.stop();
+    await starting;
+    const before = changes;
+    await write(second);
+    // Ten polls' worth: a source still polling would have read the new pair by now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(changes).toBe(before);
+    expect(source.current()?.certPem).not.toBe(second.certPem);
+  });
+
   it("is not loaded while the files are missing, and picks them up when they appear", async () => {
     dir = await mkdtemp(join(tmpdir(), "napwake-tls-"));
     source = fileCertificateSource({ dir, logger: silent, pollMs: 20 });

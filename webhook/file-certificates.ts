@@ -39,6 +39,7 @@ export function fileCertificateSource(options: {
   let pair: KeyPair | undefined;
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   let lastProblem: string | undefined;
   let reading: Promise<void> = Promise.resolve();
 
@@ -85,7 +86,10 @@ export function fileCertificateSource(options: {
 
   return {
     async start() {
+      stopped = false;
       await schedule();
+      // Stopped while the first read ran: nothing to watch for.
+      if (stopped) return;
       try {
         watcher = watch(dir, () => void schedule());
         watcher.on("error", () => undefined);
@@ -95,6 +99,7 @@ export function fileCertificateSource(options: {
       timer = setInterval(() => void schedule(), options.pollMs ?? 30_000);
     },
     stop() {
+      stopped = true;
       watcher?.close();
       clearInterval(timer);
     },

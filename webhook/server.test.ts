@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { request as httpsRequest } from "node:https";
+import { Agent, request as httpsRequest } from "node:https";
 import { connect } from "node:tls";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -315,6 +315,60 @@ describe("webhook server", () => {
   it("speaks HTTP/1.1 only, even to a client offering h2", async () => {
     const { port } = await start();
     expect((await handshake(port, true)).alpn).toBe("http/1.1");
+  });
+
+  it("parses a review whose object has a __proto__ key, legal in a free-form map, as an ordinary key", async () => {
+    const { port } = await start();
+    const body = review("proto").replace('"metadata":{', '"metadata":{"labels":{"__proto__":"x"},');
+    expect(body).toContain('"__proto__"');
+    expect(await post(port, "/allow", body)).toMatchObject({
+      status: 200,
+      body: { response: { uid: "proto", allowed: true } },
+    });
+  });
+
+  it("ends a kept-alive connection with the answer it gives while closing, so closing does not wait out the keep-alive", async () => {
+    const { port, server } = await start();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (body: string, whileSending?: () => void) =>
+      new Promise<{ status: number; connection: unknown }>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/allow",
+            method: "POST",
+            ca: ca.certPem,
+            servername,
+            agent,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+          },
+        );
+        req.on("error", reject);
+        if (!whileSending) return void req.end(body);
+        req.write(body.slice(0, 10));
+        // Once the server has the request's head, it is in flight.
+        setTimeout(() => {
+          whileSending();
+          setTimeout(() => req.end(body.slice(10)), 50);
+        }, 50);
+      });
+    try {
+      expect((await send(review("first"))).connection).toBe("keep-alive");
+      let closed: Promise<void> | undefined;
+      const reply = await send(review("second"), () => {
+        closed = server.close();
+      });
+      expect(reply).toEqual({ status: 200, connection: "close" });
+      // Without the header the API server's connection stays open and this waits for the keep-alive timeout.
+      await closed;
+    } finally {
+      agent.destroy();
+    }
   });
 
   it("finishes a request in flight when closed, then refuses new connections", async () => {

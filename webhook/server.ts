@@ -75,7 +75,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   app.addContentTypeParser(
     "application/json",
     { parseAs: "string", bodyLimit },
-    app.getDefaultJsonParser("error", "error"),
+    // A `__proto__` or `constructor` key is legal in a free-form map of a valid object (CSI volumeAttributes):
+    // JSON.parse makes it an own property, which nothing here merges into a prototype.
+    app.getDefaultJsonParser("ignore", "ignore"),
   );
   // The API server never compresses a review; a compressed body would otherwise be refused as "not valid JSON".
   app.addHook("onRequest", async (request, reply) => {
@@ -84,6 +86,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     return reply.code(415).send({
       message: `content-encoding ${JSON.stringify(encoding)} is not supported: send the AdmissionReview uncompressed`,
     });
+  });
+  // Answers given while closing end their connection: the API server keeps connections alive, and close()
+  // would otherwise wait out the keep-alive timeout, past the pod's grace period.
+  app.addHook("onSend", async (_request, reply, payload) => {
+    if (closing) reply.header("connection", "close");
+    return payload;
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status =
