@@ -1,5 +1,12 @@
-import type { AppsV1Api, CustomObjectsApi, KubernetesObjectApi, V1Scale } from "@kubernetes/client-node";
+import type {
+  AppsV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  V1Deployment,
+  V1Scale,
+} from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { annotations } from "../../api/keys.ts";
 import type { TargetState } from "./observation.ts";
 import { clusterWrites, makeWrites, StaleTargetError } from "./writes.ts";
 
@@ -14,18 +21,26 @@ const target: TargetState = {
   managedFields: [],
 };
 
-/** A scale subresource whose replaces fail with 409 `conflicts` times, and whose count `reads` can change. */
-function fakeApps(opts: { conflicts: number; replicas: number[] }) {
-  const replaced: number[] = [];
+/**
+ * A Deployment whose Scale replaces fail with 409 `conflicts` times, whose count `replicas` can change between
+ * reads, and whose paused-from is `pausedFrom` when read.
+ */
+function fakeApps(opts: { conflicts: number; replicas: number[]; pausedFrom?: string }) {
+  const replaced: V1Scale[] = [];
   let reads = 0;
   const apps = {
-    readNamespacedDeploymentScale: async (): Promise<V1Scale> => ({
-      metadata: { resourceVersion: String(reads) },
-      spec: { replicas: opts.replicas[Math.min(reads++, opts.replicas.length - 1)] ?? 0 },
+    readNamespacedDeployment: async (): Promise<V1Deployment> => ({
+      metadata: {
+        resourceVersion: String(reads),
+        ...(opts.pausedFrom ? { annotations: { [annotations.pausedFrom]: opts.pausedFrom } } : {}),
+      },
+      spec: {
+        replicas: opts.replicas[Math.min(reads++, opts.replicas.length - 1)] ?? 0,
+      } as V1Deployment["spec"],
     }),
     replaceNamespacedDeploymentScale: async ({ body }: { body: V1Scale }) => {
       if (opts.conflicts-- > 0) throw Object.assign(new Error("conflict"), { code: 409 });
-      replaced.push(body.spec?.replicas ?? 0);
+      replaced.push(body);
       return body;
     },
   };
@@ -35,26 +50,47 @@ function fakeApps(opts: { conflicts: number; replicas: number[] }) {
     objects: {} as KubernetesObjectApi,
     fieldManager: "napwake",
   });
-  return { writes, replaced };
+  return { writes, replaced: () => replaced.map((scale) => scale.spec?.replicas), scales: replaced };
 }
 
 describe("clusterWrites.scale", () => {
   it("retries a scale that conflicts with a status update, while the count is still the one decided on", async () => {
     const { writes, replaced } = fakeApps({ conflicts: 2, replicas: [3] });
     await writes.scale(target, 3, 0);
-    expect(replaced).toEqual([0]);
+    expect(replaced()).toEqual([0]);
   });
 
   it("gives up when the count changed between the decision and the write", async () => {
     const { writes, replaced } = fakeApps({ conflicts: 1, replicas: [3, 5] });
     await expect(writes.scale(target, 3, 0)).rejects.toBeInstanceOf(StaleTargetError);
-    expect(replaced).toEqual([]);
+    expect(replaced()).toEqual([]);
   });
 
   it("does nothing when the target already has the count", async () => {
     const { writes, replaced } = fakeApps({ conflicts: 0, replicas: [0] });
     await writes.scale(target, 3, 0);
-    expect(replaced).toEqual([]);
+    expect(replaced()).toEqual([]);
+  });
+
+  it("does not pause a workload whose recorded count was removed since (opt-out forgetting it meanwhile)", async () => {
+    const recorded = { ...target, annotations: { [annotations.pausedFrom]: "3" } };
+    const { writes, replaced } = fakeApps({ conflicts: 0, replicas: [3] });
+    await expect(writes.scale(recorded, 3, 0)).rejects.toThrow(/paused-from unset, expected 3/);
+    expect(replaced()).toEqual([]);
+  });
+
+  it("scales on condition of the workload's resourceVersion, so a change to its count since fails it", async () => {
+    const recorded = { ...target, annotations: { [annotations.pausedFrom]: "3" } };
+    const { writes, scales } = fakeApps({ conflicts: 0, replicas: [3], pausedFrom: "3" });
+    await writes.scale(recorded, 3, 0);
+    expect(scales).toEqual([
+      {
+        apiVersion: "autoscaling/v1",
+        kind: "Scale",
+        metadata: { name: "web", namespace: "shop", resourceVersion: "0" },
+        spec: { replicas: 0 },
+      },
+    ]);
   });
 });
 

@@ -5,6 +5,9 @@ import {
   type KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
+  type V1Deployment,
+  type V1Scale,
+  type V1StatefulSet,
 } from "@kubernetes/client-node";
 import { annotations } from "../../api/keys.ts";
 import {
@@ -97,24 +100,37 @@ export function clusterWrites(clients: {
     },
     async scale(target, from, to) {
       const ref = { name: target.name, namespace: target.namespace };
-      // A conflict usually means a controller updated the workload's status since the read: read again and
-      // retry while the count is still the one decided on (client-go's RetryOnConflict).
+      const seenCount = target.annotations[annotations.pausedFrom];
+      // Read the workload, not its Scale: the replace below is conditional on the workload's resourceVersion,
+      // so it fails if the count to restore changed since (opt-out forgetting a count recorded for this pause
+      // would otherwise leave the workload at zero with nothing to restore). A conflict usually means a
+      // controller updated the workload's status: read again and retry while the count is still the one
+      // decided on (client-go's RetryOnConflict).
       for (let attempt = 1; ; attempt++) {
-        const current =
+        const current: V1Deployment | V1StatefulSet =
           target.kind === "Deployment"
-            ? await apps.readNamespacedDeploymentScale(ref)
-            : await apps.readNamespacedStatefulSetScale(ref);
-        // The Scale API omits a zero count.
-        const replicas = current.spec?.replicas ?? 0;
+            ? await apps.readNamespacedDeployment(ref)
+            : await apps.readNamespacedStatefulSet(ref);
+        const replicas = current.spec?.replicas ?? 1;
         if (replicas === to) return;
         if (replicas !== from) {
           throw new StaleTargetError(
             `${target.kind} ${target.name} has ${replicas} replicas, expected ${from}`,
           );
         }
-        const body = { ...current, spec: { replicas: to } };
+        const count = current.metadata?.annotations?.[annotations.pausedFrom];
+        if (count !== seenCount) {
+          throw new StaleTargetError(
+            `${target.kind} ${target.name} has ${annotations.pausedFrom} ${count ?? "unset"}, expected ${seenCount ?? "unset"}`,
+          );
+        }
+        const body: V1Scale = {
+          apiVersion: "autoscaling/v1",
+          kind: "Scale",
+          metadata: { ...ref, resourceVersion: current.metadata?.resourceVersion },
+          spec: { replicas: to },
+        };
         try {
-          // The read resourceVersion makes this conditional: a concurrent change fails it with a conflict.
           if (target.kind === "Deployment")
             await apps.replaceNamespacedDeploymentScale({ ...ref, body, fieldManager });
           else await apps.replaceNamespacedStatefulSetScale({ ...ref, body, fieldManager });

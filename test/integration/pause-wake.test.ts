@@ -186,4 +186,37 @@ describe("pause and wake on the real control plane", () => {
     expect(after.metadata?.annotations).toEqual(live.metadata?.annotations);
     expect(after.metadata?.managedFields?.map((entry) => entry.manager)).not.toContain(fieldManager);
   });
+
+  it("never pauses a workload whose recorded count was forgotten between the recording and the scale", async () => {
+    await controller?.stop();
+    controller = undefined;
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: httpDeployment({ namespace, name: "racing", replicas: 3 }),
+    });
+    const view: TargetState = {
+      kind: "Deployment",
+      name: "racing",
+      namespace,
+      uid: "",
+      replicas: 3,
+      labels: {},
+      annotations: {},
+      managedFields: [],
+    };
+    const writes = realWrites(clients);
+    await writes.recordPausedFrom(view, 3);
+    const recorded = { ...view, annotations: { [annotations.pausedFrom]: "3" } };
+    // Opt-out, seeing a count and 3 replicas with nothing managing the workload, forgets the count.
+    await writes.forgetPausedFrom(recorded);
+    await expect(writes.scale(recorded, 3, 0)).rejects.toBeInstanceOf(StaleTargetError);
+    const live = await clients.apps.readNamespacedDeployment({ namespace, name: "racing" });
+    expect(live.spec?.replicas).toBe(3);
+    // With the count still there, the same scale goes through.
+    await writes.recordPausedFrom(view, 3);
+    await writes.scale(recorded, 3, 0);
+    const paused = await clients.apps.readNamespacedDeployment({ namespace, name: "racing" });
+    expect(paused.spec?.replicas).toBe(0);
+    expect(paused.metadata?.annotations?.[annotations.pausedFrom]).toBe("3");
+  });
 });
