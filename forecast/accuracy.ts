@@ -22,6 +22,8 @@ export const EMPTY_ACCURACY: AccuracyRecord = {
 const TARGET_COVERAGE = 0.9;
 /** Coverage at which the confidence reaches zero: intervals that miss this often say nothing. */
 const COVERAGE_FLOOR = 0.5;
+/** Confidence is kept to this many steps of 1: finer differences are float noise. */
+const SCORE_STEPS = 1e9;
 /** Keeps the error ratio defined on series that are (almost) always zero. */
 const SQUARED_ERROR_FLOOR = 0.0025;
 
@@ -58,8 +60,10 @@ export function confidenceOf(record: AccuracyRecord): number {
   );
   const skill = clamp01(1 - ratio / 2);
   const score = skill * clamp01((record.coverage - COVERAGE_FLOOR) / (TARGET_COVERAGE - COVERAGE_FLOOR));
-  // A damaged record must read as no confidence: NaN would compare false with every threshold.
-  return Number.isFinite(score) ? score : 0;
+  // A damaged record must read as no confidence: NaN would compare false with every threshold. Rounded, since
+  // a score can sit exactly on a threshold (model and seasonal-naive both without error, as on a cron schedule)
+  // and a restored state's float32 seasons must not move it a few ulps under.
+  return Number.isFinite(score) ? Math.round(score * SCORE_STEPS) / SCORE_STEPS : 0;
 }
 
 function clamp01(x: number): number {

@@ -5,7 +5,7 @@ import { createEngine, observeAll } from "./engine.ts";
 import { forecastSlots } from "./forecast.ts";
 import { MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
 import { NO_SILENCE } from "./silence.ts";
-import { officeSeries } from "./testing.ts";
+import { MONDAY_SLOT, officeSeries } from "./testing.ts";
 
 const config = forecastConfig();
 const trained = observeAll(createEngine(config), officeSeries(21, 11), config).engine;
@@ -56,6 +56,41 @@ describe("engine state serialisation", () => {
       silence: engine.silence,
     });
   });
+
+  it.each([
+    {
+      what: "jobs at 00:00, 06:00, 12:00 and 18:00 (model and seasonal-naive both without error)",
+      value: (i: number) => (i % 24 === 0 ? 1 : 0),
+      days: 21,
+    },
+    {
+      what: "one active day, its busy hours unwatched since",
+      value: (i: number) => (i % 96 >= 20 && i % 96 < 76 ? (i < 96 ? 1 : null) : 0),
+      days: 14,
+    },
+  ])(
+    "restores an engine entering shadow on $what to the phases of one never restarted",
+    ({ value, days }) => {
+      const config = forecastConfig();
+      let live = createEngine(config);
+      let restored: ReturnType<typeof createEngine> | null = null;
+      const differing: number[] = [];
+      for (let i = 0; i < days * 96; i++) {
+        const point = { slot: MONDAY_SLOT + i, value: value(i) };
+        live = observeAll(live, [point], config).engine;
+        if (restored) restored = observeAll(restored, [point], config).engine;
+        else if (live.phase === "shadow") {
+          const text = encodeEngine(live);
+          const decoded = text.ok ? decodeEngine(text.value, config) : null;
+          if (!decoded?.ok) throw new Error("state did not round-trip");
+          restored = decoded.value;
+        }
+        if (restored && restored.phase !== live.phase) differing.push(i);
+      }
+      expect(restored).not.toBeNull();
+      expect(differing).toEqual([]);
+    },
+  );
 
   it("round-trips a fresh engine", () => {
     const fresh = encodeEngine(createEngine(config));

@@ -250,6 +250,26 @@ describe("the forecast book", () => {
       expect(look.notices[0]?.note).toMatch(/too long ago to go on from/);
     });
 
+    it.each([
+      { after: "the longest gap the engine bridges", extra: 0, discarded: false },
+      { after: "one slot more", extra: 1, discarded: true },
+    ])(
+      "goes on from a state learned up to $after before the slot that just closed and its activity; discarded: $discarded",
+      ({ extra, discarded }) => {
+        const config = forecastConfig();
+        const savedSlot = slotOf(now) - config.maxGapSlots - 1 - extra;
+        const state = dailyPatternState(slotStartMs(savedSlot), 21);
+        const look = new ForecastBook().look(
+          "k",
+          mw({ forecast: { history: "None" } }, { phase: "x", confidence: 0, state }),
+          now + 30_000,
+          30 * 60_000,
+          now - 60_000,
+        );
+        expect(look.notices.map((n) => n.reason)).toEqual(discarded ? ["ForecastStateDiscarded"] : []);
+      },
+    );
+
     it("discards a state learned ahead of this operator's clock, and says so", () => {
       const state = dailyPatternState(now + 2 * 24 * hour, 21);
       const look = new ForecastBook().look(

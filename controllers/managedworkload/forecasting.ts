@@ -394,8 +394,9 @@ export class ForecastBook {
     if (nextSlot > nowSlot + 1)
       return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, ahead of now`);
     // Older than the longest gap the engine bridges: it would be reset anyway, and catching up slot by slot
-    // from a damaged, far-past slot could take the process for ever.
-    if (nextSlot < nowSlot - config.maxGapSlots)
+    // from a damaged, far-past slot could take the process for ever. The slot that just closed may hold
+    // activity, which ends the gap: up to maxGapSlots slots before it, the engine goes on.
+    if (nextSlot < nowSlot - 1 - config.maxGapSlots)
       return discard(`was learned up to ${iso(slotStartMs(nextSlot))}, too long ago to go on from`);
     // A save time ahead of the clock (a damaged status, a replica whose clock ran ahead) would hold off the
     // next save until then; an unreadable one counts as now.
