@@ -49,6 +49,12 @@ describe("describeApiError", () => {
     ],
     ["not found", { code: 404, message: "x" }, getDeploy, "deployments.apps web not found in namespace shop"],
     [
+      "a ManagedWorkload deleted since it was listed (the CRD is there)",
+      { code: 404, message: "HTTP-Code: 404" },
+      patchMw,
+      "managedworkloads.napwake.dev web.deployment not found in namespace shop",
+    ],
+    [
       "another status, with the server's message",
       { code: 500, message: "HTTP-Code: 500", body: '{"message":"etcd timeout"}' },
       getDeploy,

@@ -35,7 +35,8 @@ export function describeApiError(err: FailedRequest, attempt: Attempt, server: s
       return `no permission to ${attempt.verb} ${what} ${where}${reason ? ` (${reason})` : ""}: ask for RBAC that allows it (check with: ${check})`;
     }
     case 404: {
-      const crd = napwakeCrds[attempt.resource];
+      // A list that finds no resource means the CRD is missing; a named object missing is just that.
+      const crd = attempt.name ? undefined : napwakeCrds[attempt.resource];
       return crd
         ? `the API server does not know ${attempt.resource}: is Napwake installed (its ${crd} CRD)?`
         : `${what} not found ${where}`;

@@ -160,7 +160,11 @@ function parseFlags(
   } catch (err) {
     return usageError(flagError(err), help);
   }
-  return parsed.values.help ? { kind: "help", text: help } : parsed;
+  if (parsed.values.help) return { kind: "help", text: help };
+  // kubectl reads an empty -n as none given; sent on, it would ask for /namespaces//.
+  if (parsed.values.namespace === "")
+    return usageError("-n/--namespace needs a name: leave it out for the kubeconfig's namespace", help);
+  return parsed;
 }
 
 function parseRequest(action: Action, argv: string[]): Command {

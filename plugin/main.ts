@@ -28,7 +28,13 @@ import {
   type TargetFacts,
   targetMissingMessage,
 } from "./request.ts";
-import { formatStatusTable, noRowsMessage, statusRows, type TargetReplicas, targetKey } from "./status.ts";
+import {
+  formatStatusTable,
+  noRowsMessage,
+  replicaCounts,
+  statusRows,
+  type TargetReplicas,
+} from "./status.ts";
 import { parseWorkloadRef, resolveWorkload } from "./workload-ref.ts";
 
 /** An error whose message is for the person at the terminal: printed as is, exit code 1. */
@@ -70,7 +76,11 @@ function connect(conn: Connection): Cluster {
 }
 
 /** Runs one API request; a failure becomes a PluginError that says what was attempted. */
-async function call<T>(cluster: Cluster, attempt: Attempt, request: () => Promise<T>): Promise<T> {
+async function call<T>(
+  cluster: Pick<Cluster, "server">,
+  attempt: Attempt,
+  request: () => Promise<T>,
+): Promise<T> {
   try {
     return await request();
   } catch (err) {
@@ -142,30 +152,35 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   return `${plan.message}\n`;
 }
 
-async function listTargets(cluster: Cluster, namespace: string | null): Promise<Map<string, TargetReplicas>> {
-  const targets = new Map<string, TargetReplicas>();
-  const add = (kind: TargetKind, items: (V1Deployment | V1StatefulSet)[]) => {
-    for (const item of items) {
-      const meta = item.metadata ?? {};
-      targets.set(targetKey(meta.namespace ?? "", kind, meta.name ?? ""), {
-        replicas: item.spec?.replicas ?? 1,
-        annotations: meta.annotations ?? {},
-      });
-    }
-  };
-  const deployments = await call(cluster, { verb: "list", resource: "deployments.apps", namespace }, () =>
-    namespace === null
-      ? cluster.apps.listDeploymentForAllNamespaces()
-      : cluster.apps.listNamespacedDeployment({ namespace }),
+async function listTargets(
+  cluster: Cluster,
+  namespace: string | null,
+  warn: (text: string) => void,
+): Promise<Map<string, TargetReplicas>> {
+  const list =
+    (resource: string, request: () => Promise<{ items: (V1Deployment | V1StatefulSet)[] }>) => () =>
+      call(cluster, { verb: "list", resource, namespace }, request);
+  return replicaCounts(
+    [
+      {
+        kind: "Deployment",
+        list: list(targetResource.Deployment, () =>
+          namespace === null
+            ? cluster.apps.listDeploymentForAllNamespaces()
+            : cluster.apps.listNamespacedDeployment({ namespace }),
+        ),
+      },
+      {
+        kind: "StatefulSet",
+        list: list(targetResource.StatefulSet, () =>
+          namespace === null
+            ? cluster.apps.listStatefulSetForAllNamespaces()
+            : cluster.apps.listNamespacedStatefulSet({ namespace }),
+        ),
+      },
+    ],
+    warn,
   );
-  add("Deployment", deployments.items);
-  const statefulSets = await call(cluster, { verb: "list", resource: "statefulsets.apps", namespace }, () =>
-    namespace === null
-      ? cluster.apps.listStatefulSetForAllNamespaces()
-      : cluster.apps.listNamespacedStatefulSet({ namespace }),
-  );
-  add("StatefulSet", statefulSets.items);
-  return targets;
 }
 
 async function status(
@@ -176,11 +191,7 @@ async function status(
   const cluster = connect(command);
   const namespace = command.allNamespaces ? null : (command.namespace ?? cluster.namespace);
   const mws = await listManagedWorkloads(cluster, namespace);
-  // The replica counts are a nicety: without permission to list workloads, the table shows "-".
-  const targets = await listTargets(cluster, namespace).catch((err: unknown) => {
-    warn(`warning: ${err instanceof Error ? err.message : String(err)}; replicas are shown as "-"\n`);
-    return new Map<string, TargetReplicas>();
-  });
+  const targets = await listTargets(cluster, namespace, warn);
   const rows = statusRows(mws, targets, now());
   if (command.output === "json") return `${JSON.stringify(rows, null, 2)}\n`;
   if (!rows.length) {

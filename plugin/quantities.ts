@@ -25,8 +25,13 @@ const binaryUnits: readonly [string, number][] = [
 
 /** Bytes in the largest binary unit they fill, to three significant digits: `512Mi`, `1.5Gi`, `954Mi` for 1G. */
 export function formatMemory(bytes: number): string {
-  for (const [unit, size] of binaryUnits) {
-    if (Math.abs(bytes) >= size) return `${threeDigits(bytes / size)}${unit}`;
+  for (const [index, [unit, size]] of binaryUnits.entries()) {
+    if (Math.abs(bytes) < size) continue;
+    const shown = threeDigits(bytes / size);
+    // Rounded up to 1024 of a unit (1023.9Mi): one of the unit above.
+    const above = binaryUnits[index - 1];
+    if (above && Math.abs(Number(shown)) >= 1024) return `${threeDigits(bytes / above[1])}${above[0]}`;
+    return `${shown}${unit}`;
   }
   return String(Math.round(bytes));
 }

@@ -4,6 +4,7 @@ import {
   formatAge,
   formatReplicas,
   formatStatusTable,
+  replicaCounts,
   type StatusRow,
   statusRows,
   type TargetReplicas,
@@ -170,5 +171,32 @@ describe("formatStatusTable", () => {
     const [header, first] = formatStatusTable(rows, { allNamespaces: true }).split("\n");
     expect(header).toMatch(/^NAMESPACE {3}NAME {3}TARGET/);
     expect(first).toMatch(/^shop {8}api {4}deployment\/api/);
+  });
+});
+
+describe("replicaCounts", () => {
+  it("keeps one kind's counts when the other cannot be listed, and warns of that one", async () => {
+    const warnings: string[] = [];
+    const counts = await replicaCounts(
+      [
+        {
+          kind: "Deployment",
+          list: async () => ({
+            items: [{ metadata: { namespace: "shop", name: "web" }, spec: { replicas: 4 } }],
+          }),
+        },
+        {
+          kind: "StatefulSet",
+          list: async () => {
+            throw new Error("no permission to list statefulsets.apps in namespace shop");
+          },
+        },
+      ],
+      (text) => warnings.push(text),
+    );
+    expect(counts.get(targetKey("shop", "Deployment", "web"))).toEqual({ replicas: 4, annotations: {} });
+    expect(warnings).toEqual([
+      'warning: no permission to list statefulsets.apps in namespace shop; their replicas are shown as "-"\n',
+    ]);
   });
 });

@@ -2,6 +2,7 @@
  * `kubectl napwake status`: ManagedWorkloads (and their targets' replica counts) to rows, and rows to a
  * table. Pure; the time is given.
  */
+import type { V1ObjectMeta } from "@kubernetes/client-node";
 import { annotations } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
 import { describeTarget } from "./workload-ref.ts";
@@ -171,4 +172,35 @@ export function noRowsMessage(namespace: string | null): string {
   return namespace === null
     ? "No ManagedWorkloads found.\n"
     : `No ManagedWorkloads found in namespace ${namespace}.\n`;
+}
+
+/** A listing of one kind of workload, for its replica counts. */
+export interface TargetListing {
+  kind: TargetKind;
+  list: () => Promise<{ items: readonly { metadata?: V1ObjectMeta; spec?: { replicas?: number } }[] }>;
+}
+
+/**
+ * The workloads' replica counts, by `targetKey`. They are a nicety: a kind that cannot be listed (no permission to
+ * list StatefulSets, say) is warned of and its workloads show "-", and the other kind's counts stay.
+ */
+export async function replicaCounts(
+  listings: readonly TargetListing[],
+  warn: (text: string) => void,
+): Promise<Map<string, TargetReplicas>> {
+  const targets = new Map<string, TargetReplicas>();
+  for (const { kind, list } of listings) {
+    try {
+      for (const item of (await list()).items) {
+        const meta = item.metadata ?? {};
+        targets.set(targetKey(meta.namespace ?? "", kind, meta.name ?? ""), {
+          replicas: item.spec?.replicas ?? 1,
+          annotations: meta.annotations ?? {},
+        });
+      }
+    } catch (err) {
+      warn(`warning: ${err instanceof Error ? err.message : String(err)}; their replicas are shown as "-"\n`);
+    }
+  }
+  return targets;
 }

@@ -81,4 +81,31 @@ describe("resolveWorkload", () => {
     const found = resolveWorkload({ kind: "Deployment", name: "api" }, owners);
     expect(found.kind === "managed" && found.mw.metadata.name).toBe("older");
   });
+
+  it.each([
+    [
+      "skips an older owner being deleted: the younger one owns the target",
+      [
+        {
+          ...mw("old", "Deployment", "api", "2030-01-01T00:00:00Z"),
+          metadata: {
+            name: "old",
+            namespace: "shop",
+            creationTimestamp: "2030-01-01T00:00:00Z",
+            deletionTimestamp: "2030-01-03T00:00:00Z",
+          },
+        },
+        mw("new", "Deployment", "api", "2030-01-02T00:00:00Z"),
+      ],
+      "new",
+    ],
+    [
+      "counts an owner without a creation time as the newest",
+      [mw("untimed", "Deployment", "api", ""), mw("timed", "Deployment", "api", "2030-01-02T00:00:00Z")],
+      "timed",
+    ],
+  ])("%s, as the controller does", (_, owners, name) => {
+    const found = resolveWorkload({ kind: "Deployment", name: "api" }, owners);
+    expect(found.kind === "managed" && found.mw.metadata.name).toBe(name);
+  });
 });

@@ -3,6 +3,7 @@
  * ManagedWorkload that manages it. Pure.
  */
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import { owningCandidate } from "../api/owners.ts";
 
 export interface WorkloadRef {
   /** Null when only a name was given: a Deployment of that name, else a ManagedWorkload of that name. */
@@ -51,23 +52,25 @@ export type Resolution =
 /**
  * The ManagedWorkload for `ref` among those of its namespace. A bare name is a Deployment first (as with
  * kubectl), then a ManagedWorkload's own name. With several owners (the webhook refuses a second one, but
- * it may be down) the oldest wins, as in the controller.
+ * it may be down) the one the controller follows wins (`api/owners.ts`: the oldest not being deleted).
  */
 export function resolveWorkload(ref: WorkloadRef, mws: readonly ManagedWorkload[]): Resolution {
   const kind = ref.kind ?? "Deployment";
-  const owners = mws
-    .filter((mw) => mw.spec.targetRef.kind === kind && mw.spec.targetRef.name === ref.name)
-    .sort(byAge);
-  const owner = owners[0];
+  const targeting = mws.filter(
+    (mw) => mw.spec.targetRef.kind === kind && mw.spec.targetRef.name === ref.name,
+  );
+  const ownerName = owningCandidate(
+    targeting.map((mw) => ({
+      name: mw.metadata.name,
+      creationTimestamp: mw.metadata.creationTimestamp,
+      deleting: mw.metadata.deletionTimestamp !== undefined,
+    })),
+  );
+  const owner = targeting.find((mw) => mw.metadata.name === ownerName);
   if (owner) return { kind: "managed", mw: owner };
   if (ref.kind === null) {
     const named = mws.find((mw) => mw.metadata.name === ref.name);
     if (named) return { kind: "managed", mw: named };
   }
   return { kind: "unmanaged", target: { kind, name: ref.name } };
-}
-
-function byAge(a: ManagedWorkload, b: ManagedWorkload): number {
-  const created = (mw: ManagedWorkload) => mw.metadata.creationTimestamp ?? "";
-  return created(a).localeCompare(created(b)) || a.metadata.name.localeCompare(b.metadata.name);
 }
