@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
-import { decideOptIn, type OptInWorkload, optedIn } from "./decide.ts";
+import { decideOptIn, type OptInWorkload, optedIn, optInName } from "./decide.ts";
 
 const workload = (over: Partial<OptInWorkload> = {}): OptInWorkload => ({
   kind: "Deployment",
@@ -24,6 +24,33 @@ const mw = (name: string, ownerUid?: string): ManagedWorkload => ({
       : {}),
   },
   spec: { targetRef: { kind: "Deployment", name: "web" } },
+});
+
+describe("optInName", () => {
+  const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  const long = (length: number, at = "a") => `web-${at.repeat(length - 4)}`;
+
+  it.each([
+    ["a short name", "web", "Deployment" as const],
+    ["a name that just fits", long(242), "Deployment" as const],
+    ["a 250-character name", long(250), "Deployment" as const],
+    ["a 253-character name of a StatefulSet", long(253), "StatefulSet" as const],
+    [
+      "a long name cut where a dot or dash would end it",
+      `${"a".repeat(230)}.-${"b".repeat(21)}`,
+      "Deployment" as const,
+    ],
+  ])("gives %s a valid name of its own", (_, name, kind) => {
+    const mwName = optInName(kind, name);
+    expect(mwName.length).toBeLessThanOrEqual(253);
+    expect(mwName).toMatch(subdomain);
+    expect(mwName.endsWith(`.${kind.toLowerCase()}`)).toBe(true);
+  });
+
+  it("keeps the short form as it was, and tells apart long names that share their first 240 characters", () => {
+    expect(optInName("Deployment", "web")).toBe("web.deployment");
+    expect(optInName("Deployment", `${long(245)}x`)).not.toBe(optInName("Deployment", `${long(245)}y`));
+  });
 });
 
 describe("optedIn", () => {
