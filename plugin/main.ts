@@ -25,6 +25,7 @@ import {
   notFoundMessage,
   notManagedMessage,
   planRequest,
+  requestTimeMs,
   type TargetFacts,
   targetMissingMessage,
 } from "./request.ts";
@@ -95,12 +96,20 @@ const crdRef = {
 };
 
 async function listManagedWorkloads(cluster: Cluster, namespace: string | null): Promise<ManagedWorkload[]> {
-  const list = await call(cluster, { verb: "list", resource: mwResource, namespace }, () =>
+  return (await listManagedWorkloadsWithDate(cluster, namespace)).items;
+}
+
+/** The ManagedWorkloads, and the `Date` the API server answered with (its clock, which the operator shares). */
+async function listManagedWorkloadsWithDate(
+  cluster: Cluster,
+  namespace: string | null,
+): Promise<{ items: ManagedWorkload[]; date: string | undefined }> {
+  const answer = await call(cluster, { verb: "list", resource: mwResource, namespace }, () =>
     namespace === null
-      ? cluster.custom.listClusterCustomObject(crdRef)
-      : cluster.custom.listNamespacedCustomObject({ ...crdRef, namespace }),
+      ? cluster.custom.listClusterCustomObjectWithHttpInfo(crdRef)
+      : cluster.custom.listNamespacedCustomObjectWithHttpInfo({ ...crdRef, namespace }),
   );
-  return (list as { items: ManagedWorkload[] }).items;
+  return { items: (answer.data as { items: ManagedWorkload[] }).items, date: answer.headers.date };
 }
 
 /** The target, or null when it does not exist. */
@@ -133,7 +142,8 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   if ("error" in ref) throw new PluginError(ref.error);
   const cluster = connect(command);
   const namespace = command.namespace ?? cluster.namespace;
-  const resolved = resolveWorkload(ref, await listManagedWorkloads(cluster, namespace));
+  const listed = await listManagedWorkloadsWithDate(cluster, namespace);
+  const resolved = resolveWorkload(ref, listed.items);
   if (resolved.kind === "unmanaged") {
     const { kind, name } = resolved.target;
     const exists = await readTarget(cluster, namespace, kind, name);
@@ -142,7 +152,7 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   const mw = resolved.mw;
   const target = await readTarget(cluster, namespace, mw.spec.targetRef.kind, mw.spec.targetRef.name);
   if (!target) throw new PluginError(targetMissingMessage(mw));
-  const plan = planRequest(command.action, mw, target, now());
+  const plan = planRequest(command.action, mw, target, requestTimeMs(listed.date, now()));
   await call(cluster, { verb: "patch", resource: mwResource, namespace, name: mw.metadata.name }, () =>
     cluster.custom.patchNamespacedCustomObject(
       { ...crdRef, namespace, name: mw.metadata.name, body: plan.patch },

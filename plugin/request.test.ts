@@ -5,6 +5,7 @@ import {
   notFoundMessage,
   notManagedMessage,
   planRequest,
+  requestTimeMs,
   type TargetFacts,
   targetMissingMessage,
 } from "./request.ts";
@@ -37,6 +38,21 @@ const unmanaged = mw({
       },
     ],
   },
+});
+
+describe("requestTimeMs", () => {
+  const local = Date.parse("2030-01-01T11:58:00.250Z");
+  it.each([
+    [
+      "the end of the second the API server answered in, over a laptop clock 2 minutes behind",
+      "Wed, 01 Jan 2030 12:00:00 GMT",
+      Date.parse("2030-01-01T12:00:00.999Z"),
+    ],
+    ["the local clock without a Date header", undefined, local],
+    ["the local clock with an unreadable one", "soon", local],
+  ])("stamps with %s", (_, date, expected) => {
+    expect(requestTimeMs(date, local)).toBe(expected);
+  });
 });
 
 describe("planRequest", () => {

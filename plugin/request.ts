@@ -25,6 +25,17 @@ export interface RequestPlan {
 
 const requestAnnotation = { pause: annotations.pauseRequested, resume: annotations.resumeRequested } as const;
 
+/**
+ * When a request is stamped: at the API server's time (its `Date` answer header), which the controller's clock
+ * shares. A laptop clock behind it would stamp a pause before the workload's last wake, and the controller drops a
+ * request older than that. The header is cut to the second, so the end of that second: a stamp a little ahead
+ * counts as now. A header that is missing or unreadable leaves the local clock.
+ */
+export function requestTimeMs(serverDate: string | undefined, localNowMs: number): number {
+  const serverMs = Date.parse(serverDate ?? "");
+  return Number.isNaN(serverMs) ? localNowMs : serverMs + 999;
+}
+
 export function planRequest(
   action: Action,
   mw: ManagedWorkload,
