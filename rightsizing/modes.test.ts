@@ -318,6 +318,26 @@ describe("resolveModes: auto-patch readiness", () => {
     expect(result.cpu).toMatchObject({ mode: "audit", degraded: ["insufficient-history"] });
   });
 
+  it("does not lend a policy's override to a workload whose own annotation asks for auto-patch", () => {
+    const auditOverride = policy("audit-override", {
+      cpu: { mode: "audit" },
+      autoPatchOverride: { reason: "resize verified by hand on 1.33 nodes (INC-42)" },
+    });
+    const result = resolveModes(
+      input({
+        ...withAnnotations({ "napwake.dev/cpu-mode": "auto-patch" }),
+        policies: [auditOverride],
+        readiness: { ...ready, enoughHistory: false },
+      }),
+    );
+    expect(result.cpu).toMatchObject({
+      mode: "audit",
+      source: "annotation",
+      degraded: ["insufficient-history"],
+    });
+    expect(result.cpu.overridden).toBeUndefined();
+  });
+
   it("applies the readiness checks to an annotation's auto-patch too", () => {
     const result = resolveModes(
       input({

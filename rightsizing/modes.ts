@@ -174,7 +174,9 @@ function effective(
   if (decision.mode !== "auto-patch") return base;
   const failures = failedChecks(input.readiness, strategy);
   if (failures.length === 0) return base;
-  const override = policy?.spec.autoPatchOverride;
+  // The override is the administrator's, for the modes their policy decides: a workload's own annotation asking
+  // for auto-patch does not borrow it.
+  const override = rest.source === "annotation" ? undefined : policy?.spec.autoPatchOverride;
   if (policy && override && override.reason.trim() !== "") {
     return {
       ...base,
