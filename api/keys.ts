@@ -70,13 +70,11 @@ export const eventReasons = {
   resumed: "Resumed",
   pauseSkipped: "PauseSkipped",
   letGo: "LetGo",
-  adopted: "Adopted",
   refused: "Refused",
   scaledOutside: "ScaledOutsideNapwake",
   /** A sync loop set spec.replicas back while paused; pausing is held off for a while. */
   pauseUndone: "PauseUndone",
   dryRunPause: "DryRunPause",
-  autoscalerFound: "AutoscalerFound",
   /** The forecast engine moved between learning, shadow and its active phases. */
   forecastPhaseChanged: "ForecastPhaseChanged",
   /** Activity far outside the forecast interval: counted as activity, kept from distorting what is learned. */

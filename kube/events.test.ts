@@ -147,7 +147,7 @@ describe("buildEvent", () => {
   it("puts Events about cluster-scoped objects in the default namespace", () => {
     const ns: ObjectRef = { apiVersion: "v1", kind: "Namespace", name: "shop", uid: "n1" };
     const event = buildEvent(
-      { regarding: ns, type: "Normal", reason: eventReasons.adopted, action: "Adopt", note: "" },
+      { regarding: ns, type: "Normal", reason: eventReasons.refused, action: "Refuse", note: "" },
       { reportingInstance: "p", nowMs: 0 },
     );
     expect(event.metadata?.namespace).toBe("default");

@@ -9,6 +9,7 @@ import type {
   V1Deployment,
   V1StatefulSet,
 } from "@kubernetes/client-node";
+import { eventReasons } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { httpCode } from "../../kube/errors.ts";
@@ -159,7 +160,7 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
         uid: workload.uid,
       },
       type: "Normal",
-      reason: "Resumed",
+      reason: eventReasons.resumed,
       action: "Resume",
       note: `resumed to ${from} replicas: no longer opted in to Napwake`,
     });
