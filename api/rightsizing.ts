@@ -11,6 +11,7 @@
 import { apiVersion, group, version } from "./keys.ts";
 import type { Condition } from "./managedworkload.ts";
 import type { NamespacedObjectMeta } from "./meta.ts";
+import { workloadObjectName } from "./names.ts";
 import type { ApplyStrategyType, RightsizingMode, WorkloadKind } from "./rightsizingpolicy.ts";
 
 export const rightsizingCrd = {
@@ -21,9 +22,9 @@ export const rightsizingCrd = {
   plural: "rightsizings",
 } as const;
 
-/** `<workload>.<kind in lower case>`: one object per workload, and never two for the same one. */
+/** `<workload>.<kind in lower case>` (see `workloadObjectName`): one object per workload, never two for one. */
 export function rightsizingName(kind: WorkloadKind, workload: string): string {
-  return `${workload}.${kind.toLowerCase()}`;
+  return workloadObjectName(kind, workload);
 }
 
 /** Quantities as Kubernetes writes them (`250m`, `512Mi`); absent when not set. */

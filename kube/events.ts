@@ -1,5 +1,6 @@
 import { type EventsV1Api, type EventsV1Event, V1MicroTime } from "@kubernetes/client-node";
 import type { EventReason } from "../api/keys.ts";
+import { endAlphanumeric } from "../api/names.ts";
 import { type Clock, systemClock } from "./clock.ts";
 
 /**
@@ -114,7 +115,7 @@ export function truncateNote(note: string): string {
 export function eventName(objectName: string, nowMs: number, seq: number): string {
   const nanos = BigInt(Math.floor(nowMs)) * 1_000_000n + BigInt(seq % 1_000_000);
   // A cut name must still end in an alphanumeric, or `<name>.<hex>` is no DNS subdomain and is refused.
-  const prefix = objectName.slice(0, maxNamePrefix).replace(/[-.]+$/, "");
+  const prefix = endAlphanumeric(objectName.slice(0, maxNamePrefix));
   return `${prefix}.${nanos.toString(16)}`;
 }
 

@@ -8,9 +8,9 @@
  * its own level-based rule (paused-from on a workload no ManagedWorkload targets), so a crash in between is
  * finished by the next reconcile.
  */
-import { createHash } from "node:crypto";
 import { type apiVersion, labels } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
+import { workloadObjectName } from "../../api/names.ts";
 
 export interface OptInWorkload {
   kind: TargetKind;
@@ -36,21 +36,9 @@ export type OptInAction =
   | { kind: "resume-orphan"; from: number; reason: string }
   | { kind: "none"; reason: string };
 
-/** The longest object name the API server takes (a DNS subdomain). */
-const MAX_NAME_LENGTH = 253;
-
-/**
- * The name of the ManagedWorkload opt-in creates, `<workload>.<kind>`: a Deployment and a StatefulSet may share a
- * name. A workload name too long for that is cut and given a hash of the whole, so the name stays valid and one
- * workload's own.
- */
+/** The name of the ManagedWorkload opt-in creates (see `workloadObjectName`). */
 export function optInName(kind: TargetKind, name: string): string {
-  const suffix = `.${kind.toLowerCase()}`;
-  if (name.length + suffix.length <= MAX_NAME_LENGTH) return `${name}${suffix}`;
-  const hash = createHash("sha256").update(`${kind}/${name}`).digest("hex").slice(0, 10);
-  // A subdomain's parts start and end alphanumeric: the cut must not end in "." or "-".
-  const cut = name.slice(0, MAX_NAME_LENGTH - suffix.length - hash.length - 1).replace(/[.-]+$/, "");
-  return `${cut}-${hash}${suffix}`;
+  return workloadObjectName(kind, name);
 }
 
 export function optedIn(

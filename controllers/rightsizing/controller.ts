@@ -129,11 +129,13 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     // Until the first run after starting (or winning the lease) nothing is known of the source or the history:
     // deciding then would hold auto-patch to audit and drop notices for nothing. The run queues every workload.
     if (!firstRunDone) return { done: true };
-    const [namespace = "", objectName = ""] = key.split("/");
-    const dot = objectName.lastIndexOf(".");
-    const name = objectName.slice(0, dot);
-    const kind = kinds.find((k) => k.toLowerCase() === objectName.slice(dot + 1));
+    // A key names the workload (`workloadKey`); its Rightsizing's name may be cut from a long one.
+    const [namespace = "", workloadAndKind = ""] = key.split("/");
+    const dot = workloadAndKind.lastIndexOf(".");
+    const name = workloadAndKind.slice(0, dot);
+    const kind = kinds.find((k) => k.toLowerCase() === workloadAndKind.slice(dot + 1));
     if (!kind) return { done: true };
+    const objectName = rightsizingName(kind, name);
     const cachedObject = objectsCache?.cache.get(objectName, namespace) as Rightsizing | undefined;
     const workload = workloadCache(kind).cache.get(name, namespace) as Workload | undefined;
     // A deleted workload takes its Rightsizing with it (owner reference): nothing to do.
@@ -214,7 +216,11 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
     }),
     policiesCache.onChange(() => enqueueAll()),
-    objectsCache.onChange((o) => queue.add(`${o.metadata?.namespace}/${o.metadata?.name}`, "change")),
+    objectsCache.onChange((o) => {
+      const target = (o as Rightsizing).spec?.targetRef;
+      if (target)
+        enqueueWorkload({ metadata: { namespace: o.metadata?.namespace, name: target.name } }, target.kind);
+    }),
   ];
 
   let running: Promise<RunSummary> | undefined;

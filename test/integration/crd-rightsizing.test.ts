@@ -143,6 +143,13 @@ describe("the Rightsizing CRD", () => {
     return stdout.trim();
   };
 
+  it("accepts the cut name Napwake gives a workload too long for <name>.<kind>", async () => {
+    const workload = `api-${"x".repeat(246)}`;
+    const name = rightsizingName("Deployment", workload);
+    const created = await create(name, { targetRef: { kind: "Deployment", name: workload } });
+    expect(created.metadata.name).toBe(name);
+  });
+
   it("accepts a Rightsizing named after its workload, with its whole status written through the subresource", async () => {
     const name = rightsizingName("Deployment", "web");
     expect(name).toBe("web.deployment");
@@ -240,6 +247,12 @@ describe("the Rightsizing CRD", () => {
       name: "db.deployment",
       spec: { targetRef: { kind: "StatefulSet", name: "db" } },
       message: /metadata\.name must be db\.statefulset .*not db\.deployment/,
+    },
+    {
+      case: "a cut name without the kind, for a target too long for <name>.<kind>",
+      name: `api-${"x".repeat(230)}-0123456789`,
+      spec: { targetRef: { kind: "Deployment", name: `api-${"x".repeat(246)}` } },
+      message: /a name too long for that is cut and ends in \.<kind>/,
     },
     {
       case: "a target name that is not a workload name",

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { EventsV1Api, type V1Container } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { annotations, fieldManager } from "../../api/keys.ts";
-import { type Rightsizing, rightsizingCrd } from "../../api/rightsizing.ts";
+import { type Rightsizing, rightsizingCrd, rightsizingName } from "../../api/rightsizing.ts";
 import { rightsizingPolicyPlural } from "../../api/rightsizingpolicy.ts";
 import { type Caches, startCaches } from "../../controllers/caches.ts";
 import {
@@ -377,5 +377,37 @@ describe("the rightsizing controller", () => {
     });
     expect(after.status?.containers?.[0]?.target).toEqual(before.status?.containers?.[0]?.target);
     expect(after.status?.containers?.[0]?.confidence).toBe(1);
+  });
+
+  it("gives a workload whose name is too long for <name>.<kind> a Rightsizing of its own", async () => {
+    const long = `api-${"x".repeat(246)}`;
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: long, labels: { app: "long", tier: "web" } },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: "long" } },
+          template: template("long", container("app", "100m", "64Mi")),
+        },
+      },
+    });
+    try {
+      if (!controller) start();
+      const name = rightsizingName("Deployment", long);
+      expect(name.length).toBeLessThanOrEqual(253);
+      const object = await eventually("its Rightsizing written", async () => {
+        const o = await read(name).catch(() => undefined);
+        return o?.status?.containers?.length ? o : undefined;
+      });
+      expect(object.spec.targetRef).toEqual({ kind: "Deployment", name: long });
+      expect(object.status?.containers?.[0]?.current).toEqual({
+        cpuRequest: "100m",
+        memoryRequest: "64Mi",
+        memoryLimit: "64Mi",
+      });
+    } finally {
+      await clients.apps.deleteNamespacedDeployment({ namespace, name: long });
+    }
   });
 });
