@@ -24,6 +24,7 @@ import {
 import {
   notFoundMessage,
   notManagedMessage,
+  otherRequestMs,
   planRequest,
   requestTimeMs,
   type TargetFacts,
@@ -152,7 +153,12 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   const mw = resolved.mw;
   const target = await readTarget(cluster, namespace, mw.spec.targetRef.kind, mw.spec.targetRef.name);
   if (!target) throw new PluginError(targetMissingMessage(mw));
-  const plan = planRequest(command.action, mw, target, requestTimeMs(listed.date, now()));
+  const plan = planRequest(
+    command.action,
+    mw,
+    target,
+    requestTimeMs(listed.date, now(), otherRequestMs(command.action, mw)),
+  );
   await call(cluster, { verb: "patch", resource: mwResource, namespace, name: mw.metadata.name }, () =>
     cluster.custom.patchNamespacedCustomObject(
       { ...crdRef, namespace, name: mw.metadata.name, body: plan.patch },

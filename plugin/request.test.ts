@@ -44,14 +44,22 @@ describe("requestTimeMs", () => {
   const local = Date.parse("2030-01-01T11:58:00.250Z");
   it.each([
     [
-      "the end of the second the API server answered in, over a laptop clock 2 minutes behind",
+      "the API server's second over a laptop clock 2 minutes behind",
       "Wed, 01 Jan 2030 12:00:00 GMT",
-      Date.parse("2030-01-01T12:00:00.999Z"),
+      null,
+      Date.parse("2030-01-01T12:00:00Z"),
     ],
-    ["the local clock without a Date header", undefined, local],
-    ["the local clock with an unreadable one", "soon", local],
-  ])("stamps with %s", (_, date, expected) => {
-    expect(requestTimeMs(date, local)).toBe(expected);
+    ["the local clock over a server second it is already past", "Wed, 01 Jan 2030 11:58:00 GMT", null, local],
+    ["the local clock without a Date header", undefined, null, local],
+    ["the local clock with an unreadable one", "soon", null, local],
+    [
+      "a millisecond after the other request, stamped in the same millisecond (the later one wins)",
+      undefined,
+      local,
+      local + 1,
+    ],
+  ])("stamps with %s", (_, date, other, expected) => {
+    expect(requestTimeMs(date, local, other)).toBe(expected);
   });
 });
 

@@ -26,14 +26,27 @@ export interface RequestPlan {
 const requestAnnotation = { pause: annotations.pauseRequested, resume: annotations.resumeRequested } as const;
 
 /**
- * When a request is stamped: at the API server's time (its `Date` answer header), which the controller's clock
- * shares. A laptop clock behind it would stamp a pause before the workload's last wake, and the controller drops a
- * request older than that. The header is cut to the second, so the end of that second: a stamp a little ahead
- * counts as now. A header that is missing or unreadable leaves the local clock.
+ * When a request is stamped: the local clock, unless the API server's (its `Date` answer header, which the
+ * controller's clock shares) is ahead of it. A laptop clock behind the cluster would stamp a pause before the
+ * workload's last wake, and the controller drops a request older than that. The header is cut to the second, so
+ * it only ever moves the stamp up to a time that has passed. And after the other request on the ManagedWorkload:
+ * the later one wins, so two in one millisecond must not tie.
  */
-export function requestTimeMs(serverDate: string | undefined, localNowMs: number): number {
+export function requestTimeMs(
+  serverDate: string | undefined,
+  localNowMs: number,
+  otherRequestMs: number | null,
+): number {
   const serverMs = Date.parse(serverDate ?? "");
-  return Number.isNaN(serverMs) ? localNowMs : serverMs + 999;
+  const now = Number.isNaN(serverMs) ? localNowMs : Math.max(localNowMs, serverMs);
+  return otherRequestMs === null ? now : Math.max(now, otherRequestMs + 1);
+}
+
+/** The stamp of the request other than `action` on the ManagedWorkload, or null. */
+export function otherRequestMs(action: Action, mw: ManagedWorkload): number | null {
+  const other = mw.metadata.annotations?.[requestAnnotation[action === "pause" ? "resume" : "pause"]];
+  const ms = Date.parse(other ?? "");
+  return Number.isNaN(ms) ? null : ms;
 }
 
 export function planRequest(

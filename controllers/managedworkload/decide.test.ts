@@ -603,6 +603,14 @@ describe("decide: kubectl napwake requests", () => {
     expect(d.status.phase).toBe("Awake");
   });
 
+  it("wakes for a resume stamped in the same millisecond as the pause: a tie errs toward awake", () => {
+    const paused = mw({}, pausedStatus(t0 - 60 * min), requested(t0 - 10_000, t0 - 10_000));
+    const d = decide(
+      observe({ mw: paused, target: target(0, { [annotations.pausedFrom]: "3" }), activity: null }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+
   it("does not wake for an older resume after a pause, even from a stale pause time", () => {
     const stale = mw({}, pausedStatus(t0 - 60 * min), requested(t0 - 10_000, t0 - 20_000));
     const d = decide(

@@ -625,8 +625,8 @@ function latestActivity(
   add(timeOf(target.annotations[annotations.lastRequest]), "request");
   add(timeOf(target.annotations[annotations.activity]), "annotation");
   const requests = manualRequests(obs);
-  // A resume request counts as activity unless a later pause request overrides it.
-  if (requests.resume !== null && (requests.pause === null || requests.resume > requests.pause)) {
+  // A resume request counts as activity unless a later pause request overrides it; a tie errs toward awake.
+  if (requests.resume !== null && (requests.pause === null || requests.resume >= requests.pause)) {
     add(requests.resume, "manual");
   }
   const sample = obs.activity;
