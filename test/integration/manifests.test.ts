@@ -136,7 +136,7 @@ describe("the install manifests", () => {
       .flatMap((r) => (r.resources ?? []).map((res) => `${res}: ${r.verbs.join(",")}`))
       .sort();
     expect(writes).toEqual([
-      "deployments/scale: get,update,patch",
+      "deployments/scale: update",
       "deployments: get,list,watch,patch",
       "events: create",
       "leases: create",
@@ -149,7 +149,7 @@ describe("the install manifests", () => {
       "scaledobjects: get,list,watch,patch",
       "secrets: create",
       "secrets: get,update",
-      "statefulsets/scale: get,update,patch",
+      "statefulsets/scale: update",
       "statefulsets: get,list,watch,patch",
       "subjectaccessreviews: create",
       "tokenreviews: create",
