@@ -1,3 +1,5 @@
+import type { ManagedWorkload, TargetRef } from "./managedworkload.ts";
+
 /** A ManagedWorkload that targets a workload, as the owner rule sees it. */
 export interface OwnerCandidate {
   name: string;
@@ -30,4 +32,22 @@ function older(a: OwnerCandidate, b: OwnerCandidate): boolean {
   if (Number.isNaN(ta) !== Number.isNaN(tb)) return Number.isNaN(tb);
   if (!Number.isNaN(ta) && ta !== tb) return ta < tb;
   return a.name < b.name;
+}
+
+/** The ManagedWorkload among `mws` that owns the workload `target` by the rule above, if any targets it. */
+export function owningManagedWorkload(
+  target: Pick<TargetRef, "kind" | "name">,
+  mws: readonly ManagedWorkload[],
+): ManagedWorkload | undefined {
+  const targeting = mws.filter(
+    (m) => m.spec.targetRef.kind === target.kind && m.spec.targetRef.name === target.name,
+  );
+  const name = owningCandidate(
+    targeting.map((m) => ({
+      name: m.metadata.name,
+      creationTimestamp: m.metadata.creationTimestamp,
+      deleting: m.metadata.deletionTimestamp !== undefined,
+    })),
+  );
+  return targeting.find((m) => m.metadata.name === name);
 }

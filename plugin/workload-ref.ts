@@ -3,7 +3,7 @@
  * ManagedWorkload that manages it. Pure.
  */
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
-import { owningCandidate } from "../api/owners.ts";
+import { owningManagedWorkload } from "../api/owners.ts";
 
 export interface WorkloadRef {
   /** Null when only a name was given: a Deployment of that name, else a ManagedWorkload of that name. */
@@ -56,17 +56,7 @@ export type Resolution =
  */
 export function resolveWorkload(ref: WorkloadRef, mws: readonly ManagedWorkload[]): Resolution {
   const kind = ref.kind ?? "Deployment";
-  const targeting = mws.filter(
-    (mw) => mw.spec.targetRef.kind === kind && mw.spec.targetRef.name === ref.name,
-  );
-  const ownerName = owningCandidate(
-    targeting.map((mw) => ({
-      name: mw.metadata.name,
-      creationTimestamp: mw.metadata.creationTimestamp,
-      deleting: mw.metadata.deletionTimestamp !== undefined,
-    })),
-  );
-  const owner = targeting.find((mw) => mw.metadata.name === ownerName);
+  const owner = owningManagedWorkload({ kind, name: ref.name }, mws);
   if (owner) return { kind: "managed", mw: owner };
   if (ref.kind === null) {
     const named = mws.find((mw) => mw.metadata.name === ref.name);

@@ -129,6 +129,52 @@ function get(port: number, path: string): Promise<Reply> {
   });
 }
 
+/**
+ * POSTs a review to /allow on `agent` (none: a connection of its own). With `whileSending`, the body goes in two
+ * parts, and `whileSending` runs between them, once the server has the request's head: the request is in flight.
+ */
+function postOn(
+  port: number,
+  body: string,
+  opts: { agent?: Agent; whileSending?: () => void },
+): Promise<{ status: number; body: Record<string, unknown>; connection: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/allow",
+        method: "POST",
+        ca: ca.certPem,
+        servername,
+        agent: opts.agent ?? false,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
+      (res) => {
+        let data = "";
+        res.on("data", (c) => {
+          data += c;
+        });
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: data ? JSON.parse(data) : {},
+            connection: res.headers.connection,
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    const { whileSending } = opts;
+    if (!whileSending) return void req.end(body);
+    req.write(body.slice(0, 10));
+    setTimeout(() => {
+      whileSending();
+      setTimeout(() => req.end(body.slice(10)), 50);
+    }, 50);
+  });
+}
+
 /** The serial of the certificate the server presents, with or without SNI, and the ALPN protocol it picked. */
 function handshake(port: number, sni: boolean): Promise<{ serial: string; alpn: string | false }> {
   return new Promise((resolve, reject) => {
@@ -330,40 +376,16 @@ describe("webhook server", () => {
   it("ends a kept-alive connection with the answer it gives while closing, so closing does not wait out the keep-alive", async () => {
     const { port, server } = await start();
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const send = (body: string, whileSending?: () => void) =>
-      new Promise<{ status: number; connection: unknown }>((resolve, reject) => {
-        const req = httpsRequest(
-          {
-            host: "127.0.0.1",
-            port,
-            path: "/allow",
-            method: "POST",
-            ca: ca.certPem,
-            servername,
-            agent,
-            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-          },
-          (res) => {
-            res.resume();
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
-          },
-        );
-        req.on("error", reject);
-        if (!whileSending) return void req.end(body);
-        req.write(body.slice(0, 10));
-        // Once the server has the request's head, it is in flight.
-        setTimeout(() => {
-          whileSending();
-          setTimeout(() => req.end(body.slice(10)), 50);
-        }, 50);
-      });
     try {
-      expect((await send(review("first"))).connection).toBe("keep-alive");
+      expect((await postOn(port, review("first"), { agent })).connection).toBe("keep-alive");
       let closed: Promise<void> | undefined;
-      const reply = await send(review("second"), () => {
-        closed = server.close();
+      const reply = await postOn(port, review("second"), {
+        agent,
+        whileSending: () => {
+          closed = server.close();
+        },
       });
-      expect(reply).toEqual({ status: 200, connection: "close" });
+      expect(reply).toMatchObject({ status: 200, connection: "close" });
       // Without the header the API server's connection stays open and this waits for the keep-alive timeout.
       await closed;
     } finally {
@@ -373,37 +395,13 @@ describe("webhook server", () => {
 
   it("finishes a request in flight when closed, then refuses new connections", async () => {
     const { port, server } = await start();
-    const body = review("in-flight");
     let closed: Promise<void> | undefined;
-    const reply = new Promise<Reply>((resolve, reject) => {
-      const req = httpsRequest(
-        {
-          host: "127.0.0.1",
-          port,
-          path: "/allow",
-          method: "POST",
-          ca: ca.certPem,
-          servername,
-          agent: false,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        },
-        (res) => {
-          let data = "";
-          res.on("data", (c) => {
-            data += c;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(data) }));
-        },
-      );
-      req.on("error", reject);
-      req.write(body.slice(0, 10));
-      // Close while the request is half sent, then finish it.
-      setTimeout(() => {
+    const reply = await postOn(port, review("in-flight"), {
+      whileSending: () => {
         closed = server.close();
-        setTimeout(() => req.end(body.slice(10)), 50);
-      }, 50);
+      },
     });
-    expect(await reply).toMatchObject({
+    expect(reply).toMatchObject({
       status: 200,
       body: { response: { uid: "in-flight", allowed: true } },
     });

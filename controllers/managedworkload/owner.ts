@@ -1,5 +1,5 @@
 import type { ManagedWorkload } from "../../api/managedworkload.ts";
-import { owningCandidate } from "../../api/owners.ts";
+import { owningManagedWorkload } from "../../api/owners.ts";
 
 /**
  * The other ManagedWorkload that manages `mw`'s target instead of it, by the owner rule the admission webhook
@@ -7,21 +7,7 @@ import { owningCandidate } from "../../api/owners.ts";
  * ManagedWorkloads, `mw` among them or not.
  */
 export function otherOwner(mw: ManagedWorkload, all: readonly ManagedWorkload[]): string | null {
-  const { kind, name } = mw.spec.targetRef;
-  const sameTarget = all.filter(
-    (m) =>
-      m.metadata.name !== mw.metadata.name &&
-      m.spec.targetRef.kind === kind &&
-      m.spec.targetRef.name === name,
-  );
-  const owner = owningCandidate([mw, ...sameTarget].map(candidate));
-  return owner === undefined || owner === mw.metadata.name ? null : owner;
-}
-
-function candidate(mw: ManagedWorkload) {
-  return {
-    name: mw.metadata.name,
-    creationTimestamp: mw.metadata.creationTimestamp,
-    deleting: mw.metadata.deletionTimestamp !== undefined,
-  };
+  const others = all.filter((m) => m.metadata.name !== mw.metadata.name);
+  const owner = owningManagedWorkload(mw.spec.targetRef, [mw, ...others]);
+  return owner === undefined || owner.metadata.name === mw.metadata.name ? null : owner.metadata.name;
 }
