@@ -104,9 +104,24 @@ export async function startManagedWorkloadController(
   const unsubscribe = [
     caches.deployments.onChange((o) => queueTargetOwners(o, "Deployment")),
     caches.statefulSets.onChange((o) => queueTargetOwners(o, "StatefulSet")),
-    caches.managedWorkloads.onChange((mw) =>
-      enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw)),
-    ),
+    caches.managedWorkloads.onChange((mw) => {
+      enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw));
+      // Another ManagedWorkload of the same target may own it now (this one deleted, or being deleted), or no
+      // longer (this one came back): it waits for no change of its own.
+      for (const other of mwCache.list(mw.metadata.namespace)) {
+        const same =
+          other.metadata.name !== mw.metadata.name &&
+          other.spec.targetRef.kind === mw.spec.targetRef.kind &&
+          other.spec.targetRef.name === mw.spec.targetRef.name;
+        if (same) enqueue(`${other.metadata.namespace}/${other.metadata.name}`, mwPriority(other));
+      }
+    }),
+    // A Namespace's protection and opt-in labels decide whether its workloads are managed.
+    caches.namespaces.onChange((ns) => {
+      for (const mw of mwCache.list(ns.metadata?.name)) {
+        enqueue(`${mw.metadata.namespace}/${mw.metadata.name}`, mwPriority(mw));
+      }
+    }),
   ];
   const deployments = caches.deployments;
   const statefulSets = caches.statefulSets;

@@ -25,7 +25,7 @@ import { httpDeployment } from "./workloads.ts";
 
 const minute = 60_000;
 const keda = { group: "keda.sh", version: "v1alpha1", plural: "scaledobjects" };
-const names = ["outside-up", "argo", "outside-zero", "ignored", "dry", "keda", "hpa"];
+const names = ["outside-up", "argo", "outside-zero", "ignored", "dry", "keda", "hpa", "twice"];
 
 /** The seed page's rules for workloads changed outside Napwake, let go, or in dry-run, on the real control plane. */
 describe("the ManagedWorkload lifecycle around outside changes", () => {
@@ -210,6 +210,69 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
         ? true
         : undefined;
     });
+  });
+
+  it("manages a workload again once its namespace is no longer protected", { timeout: 120_000 }, async () => {
+    // A workload left alone from the start: nothing about it changes, so only the Namespace's change can tell.
+    const shielded = await createTestNamespace(clients, "shielded");
+    try {
+      await clients.core.patchNamespace({
+        name: shielded,
+        body: [{ op: "add", path: "/metadata/annotations", value: { [annotations.protected]: "true" } }],
+      });
+      await clients.apps.createNamespacedDeployment({
+        namespace: shielded,
+        body: httpDeployment({ namespace: shielded, name: "api", replicas: 1 }),
+      });
+      // Ready first: its status then stops changing, and no event of its own queues the ManagedWorkload.
+      await eventually("api ready", async () =>
+        (await clients.apps.readNamespacedDeployment({ namespace: shielded, name: "api" })).status
+          ?.readyReplicas === 1
+          ? true
+          : undefined,
+      );
+      await manage(shielded, "api");
+      await eventually("left alone", async () =>
+        (await condition(shielded, "api", "Managed"))?.reason === "Protected" ? true : undefined,
+      );
+      await clients.core.patchNamespace({
+        name: shielded,
+        body: [{ op: "remove", path: `/metadata/annotations/${annotations.protected.replace("/", "~1")}` }],
+      });
+      await eventually("managed again", async () =>
+        (await condition(shielded, "api", "Managed"))?.status === "True" ? true : undefined,
+      );
+    } finally {
+      await deleteTestNamespace(clients, shielded);
+    }
+  });
+
+  it("hands a target to the younger of two ManagedWorkloads once the older one is deleted", {
+    timeout: 120_000,
+  }, async () => {
+    // Two for one target, as when the admission webhook (which refuses the second) was down.
+    await manage(ns, "twice");
+    await clients.custom.createNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace: ns,
+      body: managedWorkload(ns, "twice-again", "twice"),
+    });
+    const second = () => readManagedWorkload(clients, ns, "twice-again");
+    await eventually("the second one defers to the first", async () =>
+      (await second()).status?.conditions?.find((c) => c.type === "Managed")?.reason === "OwnerConflict"
+        ? true
+        : undefined,
+    );
+    await clients.custom.deleteNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace: ns,
+      name: "twice.deployment",
+    });
+    await eventually("the second one manages it", async () =>
+      (await second()).status?.conditions?.find((c) => c.type === "Managed")?.status === "True"
+        ? true
+        : undefined,
+    );
   });
 
   it("in dry-run decides to pause but never scales, and adds up the replica-hours held back", {
