@@ -5,6 +5,7 @@ import type {
   ManagedWorkloadSpec,
   ManagedWorkloadStatus,
 } from "../../api/managedworkload.ts";
+import { statusChanged } from "../own-status.ts";
 import { activityKnown, decide } from "./decide.ts";
 import type { ActivitySample, Observation, TargetState } from "./observation.ts";
 
@@ -1056,5 +1057,104 @@ describe("activityKnown: whether a check may teach the forecast an idle slot", (
     { what: "no target", t: null, sample: idle(t0), want: false },
   ])("$what: $want", ({ t, sample, want }) => {
     expect(activityKnown(t, sample as ActivitySample | null)).toBe(want);
+  });
+});
+
+describe("decide: stamps and times from other clocks", () => {
+  it("writes the same status at each look while a doorman stamp is a little ahead of this clock", () => {
+    const ahead = { [annotations.lastRequest]: iso(t0 + 2 * min) };
+    const first = decide(observe({ mw: mw({}, awakeFor(1)), target: target(3, ahead) }));
+    const second = decide(
+      observe({
+        nowMs: t0 + 1_000,
+        mw: mw({}, first.status),
+        target: target(3, ahead),
+        activity: idle(t0 + 1_000),
+      }),
+    );
+    expect(first.status.lastActivity).toEqual({ time: iso(t0 + 2 * min), source: "request" });
+    expect(statusChanged(first.status, second.status)).toBe(false);
+  });
+
+  it("wakes on a request a workload paused at a time ahead of this clock (a former leader's fast clock)", () => {
+    const aheadPause: ManagedWorkloadStatus = {
+      ...pausedStatus(t0 + 20 * min),
+      lastActivity: { time: iso(t0 - 20 * min), source: "cpu" },
+      conditions: [
+        {
+          type: "Paused",
+          status: "True",
+          reason: "Idle",
+          message: "paused from 3 replicas",
+          lastTransitionTime: iso(t0 + 20 * min),
+        },
+      ],
+    };
+    const d = decide(
+      observe({
+        mw: mw({}, aheadPause),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 - 1_000) }),
+        activity: null,
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+});
+
+describe("decide: the Paused condition and the let-go status", () => {
+  it("decides the same status again right after a pause: no second status write", () => {
+    const pause = decide(observe({ mw: mw({}, awakeFor(40)) }));
+    const again = decide(
+      observe({
+        mw: mw({}, pause.status),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(statusChanged(pause.status, again.status)).toBe(false);
+  });
+
+  it("does not give a pause by hand, whose status write was lost, the message of the resume before it", () => {
+    const resumedBefore: ManagedWorkloadStatus = {
+      lastActivity: { time: iso(t0 - 20 * min), source: "cpu" },
+      conditions: [
+        {
+          type: "Paused",
+          status: "False",
+          reason: "Resumed",
+          message: "resumed to 3 replicas: activity while paused",
+          lastTransitionTime: iso(t0 - 60 * min),
+        },
+      ],
+    };
+    const d = decide(
+      observe({
+        mw: mw({}, resumedBefore, { annotations: { [annotations.pauseRequested]: iso(t0 - 10 * min) } }),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(pausedCondition(d)).toMatchObject({
+      status: "True",
+      reason: "Requested",
+      message: "paused from 3 replicas",
+    });
+  });
+
+  it.each<{ how: string; spec: Partial<ManagedWorkloadSpec>; labelsOn: Record<string, string> }>([
+    { how: "spec.protected", spec: { protected: true }, labelsOn: {} },
+    { how: "the ignore label", spec: {}, labelsOn: { [labels.ignore]: "" } },
+  ])("resumes a paused workload let go for $how and leaves no pause in its status", ({ spec, labelsOn }) => {
+    const d = decide(
+      observe({
+        mw: mw(spec, pausedStatus(t0 - 10 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }, labelsOn),
+        activity: null,
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+    expect(d.status).toMatchObject({ phase: "Unmanaged" });
+    expect(d.status.pausedFrom).toBeUndefined();
+    expect(d.status.pausedAt).toBeUndefined();
   });
 });

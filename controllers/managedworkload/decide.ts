@@ -252,7 +252,13 @@ function letGoDecision(
         ? resumeWrites(obs, pausedFrom)
         : [...releaseHolds(obs), { kind: "forget-paused-from" }];
   const resumed = pausedFrom !== null && target.replicas === 0;
-  const next = withPhase(obs, notPaused(obs, status, why.reason, why.message), "Unmanaged", why);
+  // Resumed or its count forgotten by the writes above: nothing of the pause is left to show.
+  const next = withPhase(
+    obs,
+    withoutKeys(notPaused(obs, status, why.reason, why.message), ["pausedFrom", "pausedAt"]),
+    "Unmanaged",
+    why,
+  );
   return {
     writes,
     status: next,
@@ -335,11 +341,14 @@ function whilePaused(
 ): Decision {
   // When the pause's status write was lost, the pause came after the last activity it knew of: anything
   // newer wakes the workload (never later than a request would have).
+  // A time ahead of this clock (a former leader's fast one, or this one stepped back) is not when the pause
+  // came: activity, which counts at most as now, could never be newer, and nothing would wake the workload.
+  const past = (ms: number | null) => (ms !== null && ms <= obs.nowMs ? ms : null);
   const pausedSinceMs =
-    timeOf(status.pausedAt) ??
-    conditionTime(status, conditionTypes.paused, "True") ??
-    timeOf(status.lastActivity?.time) ??
-    conditionTime(status, conditionTypes.paused, "False") ??
+    past(timeOf(status.pausedAt)) ??
+    past(conditionTime(status, conditionTypes.paused, "True")) ??
+    past(timeOf(status.lastActivity?.time)) ??
+    past(conditionTime(status, conditionTypes.paused, "False")) ??
     timeOf(obs.mw.metadata.creationTimestamp);
   const activity = latestActivity(obs, target, status);
   // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
@@ -380,7 +389,7 @@ function whilePaused(
       obs,
       {
         ...(held ? withoutKey(status, "pausesUndone") : status),
-        ...(activity ? { lastActivity: { time: iso(activity.ms), source: activity.source } } : {}),
+        ...(activity ? { lastActivity: { time: iso(activity.stamp), source: activity.source } } : {}),
       },
       wake.byForecast === "prewake" ? "PreWake" : "Resumed",
       note,
@@ -393,14 +402,18 @@ function whilePaused(
       summary: note,
     };
   }
+  // A pause by hand stays one (so the forecast keeps leaving it alone) until the workload wakes.
+  const reason = pausedByHand ? "Requested" : "Idle";
+  // The pause's own message stays (rewriting it would cost a status write after every pause); one of another
+  // reason, or of the condition while it was False, is not this pause's.
+  const sameCondition = pausedCondition?.status === "True" && pausedCondition.reason === reason;
   const next = condition(
     obs,
     { ...status, pausedFrom, pausedAt: status.pausedAt ?? iso(pausedSinceMs ?? obs.nowMs) },
     conditionTypes.paused,
     "True",
-    // A pause by hand stays one (so the forecast keeps leaving it alone) until the workload wakes.
-    pausedByHand ? "Requested" : "Idle",
-    (pausedByHand && pausedCondition?.message) || `paused from ${pausedFrom} replicas`,
+    reason,
+    (sameCondition && pausedCondition.message) || `paused from ${pausedFrom} replicas`,
   );
   return {
     writes: holdScaledObjects(obs),
@@ -430,7 +443,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
         timeOf(obs.mw.metadata.creationTimestamp) ??
         obs.nowMs);
   let next: ManagedWorkloadStatus = activity
-    ? { ...status, lastActivity: { time: iso(activity.ms), source: activity.source } }
+    ? { ...status, lastActivity: { time: iso(activity.stamp), source: activity.source } }
     : status;
   // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
   // when the write that resumed it did not get as far as status).
@@ -602,8 +615,14 @@ function dryRunPause(
 // ---- activity ----
 
 interface Activity {
+  /** When it counts, by this clock: a stamp a little ahead counts as now. */
   ms: number;
   source: ActivitySource;
+  /**
+   * As written in status: the stamp itself, so a stamp ahead of this clock is written the same at every look
+   * rather than as each look's now (a status write each look, each queueing the next).
+   */
+  stamp: number;
 }
 
 /** The newest activity known: from status, the target's annotations, and this reconcile's measurement. */
@@ -615,13 +634,19 @@ function latestActivity(
   const candidates: Activity[] = [];
   const add = (ms: number | null, source: ActivitySource) => {
     const at = observedTime(ms, obs.nowMs);
-    if (at !== null) candidates.push({ ms: at, source });
+    if (ms !== null && at !== null) candidates.push({ ms: at, source, stamp: ms });
   };
-  // Napwake's own stamp, written by this clock (or a former leader's): one ahead of now means the clock
-  // stepped back, and it counts as now. Written back as now, it cannot hold the workload awake for longer.
+  // Napwake's own stamp, written by this clock (or a former leader's, or copied from a stamp a little ahead):
+  // ahead of now it counts as now. Further ahead than other clocks may be, this clock stepped back: written back
+  // as now, it cannot hold the workload awake for longer.
   const own = timeOf(status.lastActivity?.time);
-  if (own !== null)
-    candidates.push({ ms: Math.min(own, obs.nowMs), source: status.lastActivity?.source ?? "annotation" });
+  if (own !== null) {
+    candidates.push({
+      ms: Math.min(own, obs.nowMs),
+      source: status.lastActivity?.source ?? "annotation",
+      stamp: observedTime(own, obs.nowMs) === null ? obs.nowMs : own,
+    });
+  }
   add(timeOf(target.annotations[annotations.lastRequest]), "request");
   add(timeOf(target.annotations[annotations.activity]), "annotation");
   const requests = manualRequests(obs);
