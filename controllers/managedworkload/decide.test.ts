@@ -1158,3 +1158,16 @@ describe("decide: the Paused condition and the let-go status", () => {
     expect(d.status.pausedAt).toBeUndefined();
   });
 });
+
+describe("decide: dry-run", () => {
+  it.each([
+    {
+      why: "its activity is unknown",
+      activity: { atMs: t0, cpuCores: null, queries: [], errors: ["no pod metrics yet"] },
+    },
+    { why: "its activity is measured idle", activity: idle(t0) },
+  ])("stays in phase DryRun when, past its idle window, $why", ({ activity }) => {
+    const d = decide(observe({ mw: mw({ dryRun: true }, { ...awakeFor(45), phase: "DryRun" }), activity }));
+    expect(d.status.phase).toBe("DryRun");
+  });
+});

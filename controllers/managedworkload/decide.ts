@@ -473,7 +473,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   if (clock.action !== "pause") {
     // A vetoed pause says so where people look: the Paused condition.
     if (clock.byForecast === "veto") next = notPaused(obs, next, "ForecastVeto", clock.reason);
-    return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, inDryRun(obs) ? "DryRun" : "Awake");
+    return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
   }
   // Dry-run never scales, so nothing can be undone there.
   const heldOff = manual || inDryRun(obs) ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
@@ -487,10 +487,10 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     return {
       ...stayAwake(
         obs,
-        notPaused(obs, next, "HeldElsewhere", heldElsewhere),
+        dryRunAwake(obs, notPaused(obs, next, "HeldElsewhere", heldElsewhere)),
         `not pausing: ${heldElsewhere}`,
         obs.settings.checkIntervalMs,
-        "Awake",
+        awakePhase(obs),
       ),
       events: [{ type: "Warning", reason: eventReasons.pauseSkipped, note: heldElsewhere, kind: "skip" }],
     };
@@ -500,10 +500,10 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     return {
       ...stayAwake(
         obs,
-        notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknown.what}`),
+        dryRunAwake(obs, notPaused(obs, next, "ActivityUnknown", `not pausing: ${unknown.what}`)),
         `not pausing: ${unknown.why}`,
         obs.settings.checkIntervalMs,
-        "Awake",
+        awakePhase(obs),
       ),
       events: [
         {
@@ -876,6 +876,11 @@ function withoutKeys<T extends object>(object: T, keys: (keyof T)[]): T {
 export type { EventIntent };
 
 /** Dry-run for this workload, or for the whole operator (`--dry-run`). */
+/** The phase of a workload left awake: a dry run stays one, whatever kept it awake this time. */
+function awakePhase(obs: Observation): Phase {
+  return inDryRun(obs) ? "DryRun" : "Awake";
+}
+
 function inDryRun(obs: Observation): boolean {
   return obs.mw.spec.dryRun === true || obs.settings.dryRun === true;
 }
