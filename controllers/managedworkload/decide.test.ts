@@ -1161,6 +1161,22 @@ describe("decide: the Paused condition and the let-go status", () => {
 
 describe("decide: dry-run", () => {
   it.each([
+    { when: "before any activity since", activity: idle(t0), would: true },
+    {
+      when: "used up by activity after it, which a real pause would have woken on",
+      activity: busy(t0),
+      would: false,
+    },
+  ])("counts a pause request as a would-be pause $when", ({ activity, would }) => {
+    const requested = { annotations: { [annotations.pauseRequested]: iso(t0 - 1_000) } };
+    const d = decide(
+      observe({ mw: mw({ dryRun: true }, { ...awakeFor(5), phase: "DryRun" }, requested), activity }),
+    );
+    expect(d.status.phase).toBe("DryRun");
+    expect(d.status.dryRun?.wouldPauseSince !== undefined).toBe(would);
+  });
+
+  it.each([
     {
       why: "its activity is unknown",
       activity: { atMs: t0, cpuCores: null, queries: [], errors: ["no pod metrics yet"] },

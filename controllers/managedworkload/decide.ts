@@ -452,7 +452,10 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // check would hide why the workload is awake and cost every wake a second status write.
   if (returning) next = woken(obs, next, "Active", "the workload is awake");
   else if (!wokenFor(next)) next = notPaused(obs, next, "Active", "the workload is awake");
-  const pauseRequested = pauseRequestedAfter(obs, awakeSinceMs);
+  // A dry run never pauses, so nothing wakes it: there a pause request is used up by the activity a real pause
+  // would have woken on, or it would count as a would-be pause for as long as it stood.
+  const requestsSinceMs = inDryRun(obs) && activity ? Math.max(awakeSinceMs, activity.ms) : awakeSinceMs;
+  const pauseRequested = pauseRequestedAfter(obs, requestsSinceMs);
   const manual = pauseRequested !== null;
   const clock = manual
     ? {
