@@ -454,6 +454,9 @@ function targetState(workload: Workload, kind: TargetKind): TargetState {
     labels: workload.metadata?.labels ?? {},
     annotations: workload.metadata?.annotations ?? {},
     managedFields: (workload.metadata?.managedFields ?? []) as TargetState["managedFields"],
+    deletesVolumesWhenScaled:
+      kind === "StatefulSet" &&
+      (workload as V1StatefulSet).spec?.persistentVolumeClaimRetentionPolicy?.whenScaled === "Delete",
   };
 }
 

@@ -1187,3 +1187,33 @@ describe("decide: dry-run", () => {
     expect(d.status.phase).toBe("DryRun");
   });
 });
+
+describe("decide: a StatefulSet that deletes its volumes when scaled down", () => {
+  const deleting = (replicas: number, annotationsOn: Record<string, string> = {}): TargetState => ({
+    ...target(replicas, annotationsOn),
+    kind: "StatefulSet",
+    deletesVolumesWhenScaled: true,
+  });
+
+  it("is never paused, and says how to let Napwake pause it", () => {
+    const d = decide(observe({ mw: mw({}, awakeFor(45)), target: deleting(3) }));
+    expect(d.writes).toEqual([]);
+    expect(d.status.phase).toBe("Unmanaged");
+    expect(d.status.conditions?.find((c) => c.type === "Managed")).toMatchObject({
+      status: "False",
+      reason: "DeletesVolumesWhenScaled",
+      message: expect.stringContaining("set whenScaled: Retain"),
+    });
+  });
+
+  it("is resumed if it was paused before its policy changed", () => {
+    const d = decide(
+      observe({
+        mw: mw({}, pausedStatus(t0 - 10 * min)),
+        target: deleting(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+});

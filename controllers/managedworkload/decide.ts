@@ -229,6 +229,15 @@ function letGoReason(obs: Observation, target: TargetState): { reason: string; m
     };
   }
   if (obs.mw.spec.protected) return { reason: "Protected", message: "spec.protected is true" };
+  if (target.deletesVolumesWhenScaled) {
+    return {
+      reason: "DeletesVolumesWhenScaled",
+      message:
+        `StatefulSet ${target.name} deletes its PersistentVolumeClaims when scaled down ` +
+        "(spec.persistentVolumeClaimRetentionPolicy.whenScaled: Delete), so a pause would delete its data; " +
+        "set whenScaled: Retain to let Napwake pause it",
+    };
+  }
   if (target.annotations[annotations.protected] === "true") {
     return { reason: "Protected", message: `the target is annotated ${annotations.protected}=true` };
   }

@@ -16,6 +16,11 @@ export interface TargetState {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   managedFields: ManagedFieldsEntry[];
+  /**
+   * A StatefulSet whose persistentVolumeClaimRetentionPolicy.whenScaled is Delete: scaled down, it deletes the
+   * claims of the pods it removes, so a pause would delete its data.
+   */
+  deletesVolumesWhenScaled?: boolean;
 }
 
 /** One measurement of the workload's activity; `null` values are unknown (the source failed). */

@@ -255,9 +255,10 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
     await clients.custom.createNamespacedCustomObject({
       ...managedWorkloadApi,
       namespace: ns,
-      body: managedWorkload(ns, "twice-again", "twice"),
+      // Named to sort after the first: created in the same second, the name decides which is older.
+      body: managedWorkload(ns, "twice.second", "twice"),
     });
-    const second = () => readManagedWorkload(clients, ns, "twice-again");
+    const second = () => readManagedWorkload(clients, ns, "twice.second");
     await eventually("the second one defers to the first", async () =>
       (await second()).status?.conditions?.find((c) => c.type === "Managed")?.reason === "OwnerConflict"
         ? true
@@ -273,6 +274,44 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
         ? true
         : undefined,
     );
+  });
+
+  it("never pauses a StatefulSet that deletes its volumes when scaled down, and says how to allow it", {
+    timeout: 120_000,
+  }, async () => {
+    const { spec } = httpDeployment({ namespace: ns, name: "vault", replicas: 1, cpu: "5m" });
+    await clients.apps.createNamespacedStatefulSet({
+      namespace: ns,
+      body: {
+        metadata: { name: "vault" },
+        spec: {
+          replicas: 1,
+          serviceName: "vault",
+          selector: spec?.selector ?? {},
+          template: spec?.template ?? {},
+          persistentVolumeClaimRetentionPolicy: { whenScaled: "Delete", whenDeleted: "Retain" },
+        },
+      },
+    });
+    await clients.custom.createNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace: ns,
+      body: managedWorkload(ns, "vault.statefulset", "vault", {
+        targetRef: { kind: "StatefulSet", name: "vault" },
+      }),
+    });
+    const managed = () =>
+      readManagedWorkload(clients, ns, "vault.statefulset").then((m) =>
+        m.status?.conditions?.find((c) => c.type === "Managed"),
+      );
+    await eventually("left alone", async () =>
+      (await managed())?.reason === "DeletesVolumesWhenScaled" ? true : undefined,
+    );
+    clock.advance(2 * minute);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const set = await clients.apps.readNamespacedStatefulSet({ namespace: ns, name: "vault" });
+    expect(set.spec?.replicas).toBe(1);
+    expect((await managed())?.message).toContain("set whenScaled: Retain");
   });
 
   it("in dry-run decides to pause but never scales, and adds up the replica-hours held back", {
