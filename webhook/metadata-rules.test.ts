@@ -120,6 +120,23 @@ describe("metadataProblems", () => {
     expect(metadataProblems(meta, old)).toHaveLength(want);
   });
 
+  it.each([
+    [
+      "an annotation given as a label",
+      "napwake.dev/protected",
+      "label napwake.dev/protected does nothing: Napwake reads napwake.dev/protected as an annotation. Fix: set it as an annotation instead.",
+    ],
+    [
+      "a misspelt label",
+      "napwake.dev/manage",
+      "label napwake.dev/manage is not a Napwake label. Fix: remove it, or use one of napwake.dev/managed, napwake.dev/ignore.",
+    ],
+  ])("refuses %s, as it refuses an unknown annotation", (_, key, problem) => {
+    expect(metadataProblems({ labels: { [key]: "true" } })).toEqual([problem]);
+    // Stored before (the webhook was down): not in the way of unrelated writes.
+    expect(metadataProblems({ labels: { [key]: "true" } }, { labels: { [key]: "true" } })).toEqual([]);
+  });
+
   it("says what the managed label must be", () => {
     expect(metadataProblems({ labels: { "napwake.dev/managed": "yes" } })[0]).toBe(
       'label napwake.dev/managed="yes" is invalid: it must be "true" (opt in) or "false" (opt out). ' +

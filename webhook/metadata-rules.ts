@@ -69,14 +69,29 @@ export function metadataProblems(meta: Metadata | undefined, old?: Metadata): st
     const problem = annotationProblem(key, value);
     if (problem) problems.push(problem);
   }
-  const managed = meta?.labels?.[labels.managed];
-  if (managed !== undefined && old?.labels?.[labels.managed] !== managed && !isBoolean(managed)) {
-    problems.push(
-      `label ${labels.managed}=${JSON.stringify(managed)} is invalid: it must be "true" (opt in) or "false" (opt out). ` +
-        `Fix: set it to "true" or "false", or remove it.`,
-    );
+  for (const [key, value] of Object.entries(meta?.labels ?? {})) {
+    if (!key.startsWith(prefix) || old?.labels?.[key] === value) continue;
+    const problem = labelProblem(key, value);
+    if (problem) problems.push(problem);
   }
   return problems;
+}
+
+const knownLabels: readonly string[] = Object.values(labels);
+
+/** A `napwake.dev/` label Napwake does not read (a typo, or an annotation given as a label) would do nothing. */
+function labelProblem(key: string, value: string): string | undefined {
+  if (key === labels.managed && !isBoolean(value)) {
+    return (
+      `label ${labels.managed}=${JSON.stringify(value)} is invalid: it must be "true" (opt in) or "false" (opt out). ` +
+      `Fix: set it to "true" or "false", or remove it.`
+    );
+  }
+  if (knownLabels.includes(key)) return undefined;
+  if (knownAnnotations.includes(key)) {
+    return `label ${key} does nothing: Napwake reads ${key} as an annotation. Fix: set it as an annotation instead.`;
+  }
+  return `label ${key} is not a Napwake label. Fix: remove it, or use one of ${knownLabels.join(", ")}.`;
 }
 
 export function annotationProblem(key: string, value: string): string | undefined {

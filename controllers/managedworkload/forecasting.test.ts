@@ -59,6 +59,24 @@ describe("the forecast book", () => {
     expect(again.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
   });
 
+  it("learns the hours forecasting was off as gaps, not idleness, when it is turned on before its notices went out", () => {
+    const book = new ForecastBook();
+    const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    const paused = (m: ManagedWorkload): ManagedWorkload => ({
+      ...m,
+      status: { ...m.status, phase: "Paused" },
+    });
+    book.look("k", paused(corrupt), t0, 30 * 60_000);
+    // Turned off before the notice went out (the Event failed): kept, to send it.
+    const off = { ...corrupt, spec: { ...corrupt.spec, forecast: { enabled: false } } };
+    book.look("k", paused(off), t0 + 60_000, 30 * 60_000);
+    // On again three hours later: nobody looked with the forecast on meanwhile.
+    const on = book.look("k", paused(corrupt), t0 + 3 * hour, 30 * 60_000, null, false);
+    const engine = decodeEngine(on.prediction?.state ?? "", forecastConfig());
+    if (!engine.ok) throw new Error(engine.error.message);
+    expect(historyAt(engine.value, slotOf(t0 + 90 * 60_000))).toBeNaN();
+  });
+
   it("discards a saved state it cannot read, says so, and learns again", () => {
     const look = new ForecastBook().look(
       "k",

@@ -160,10 +160,15 @@ export class ForecastBook {
     activityWatched = true,
   ): ForecastLook {
     if (mw.spec.forecast?.enabled === false) {
-      // Notices not yet sent go out first; the engine is forgotten once they have.
+      // Notices not yet sent go out first; the engine is forgotten once they have. Kept meanwhile, it watches
+      // nothing: turned on again, the time it was off is a gap, not idleness.
       const kept = this.#entries.get(key);
-      if (kept?.unsent.length) kept.history = "settled";
-      else this.#entries.delete(key);
+      if (kept?.unsent.length) {
+        kept.history = "settled";
+        kept.pausedAtLook = false;
+        kept.openWatched = false;
+        kept.lastLook = null;
+      } else this.#entries.delete(key);
       return { advice: null, prediction: undefined, notices: kept?.unsent ?? [] };
     }
     const config = this.#config(mw);
