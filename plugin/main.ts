@@ -78,11 +78,7 @@ function connect(conn: Connection): Cluster {
 }
 
 /** Runs one API request; a failure becomes a PluginError that says what was attempted. */
-async function call<T>(
-  cluster: Pick<Cluster, "server">,
-  attempt: Attempt,
-  request: () => Promise<T>,
-): Promise<T> {
+async function call<T>(cluster: Cluster, attempt: Attempt, request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (err) {

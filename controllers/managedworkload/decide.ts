@@ -888,11 +888,11 @@ function withoutKeys<T extends object>(object: T, keys: (keyof T)[]): T {
 export type { EventIntent };
 
 /** Dry-run for this workload, or for the whole operator (`--dry-run`). */
+function inDryRun(obs: Observation): boolean {
+  return obs.mw.spec.dryRun === true || obs.settings.dryRun === true;
+}
+
 /** The phase of a workload left awake: a dry run stays one, whatever kept it awake this time. */
 function awakePhase(obs: Observation): Phase {
   return inDryRun(obs) ? "DryRun" : "Awake";
-}
-
-function inDryRun(obs: Observation): boolean {
-  return obs.mw.spec.dryRun === true || obs.settings.dryRun === true;
 }

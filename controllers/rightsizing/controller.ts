@@ -218,8 +218,10 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     policiesCache.onChange(() => enqueueAll()),
     objectsCache.onChange((o) => {
       const target = (o as Rightsizing).spec?.targetRef;
-      if (target)
-        enqueueWorkload({ metadata: { namespace: o.metadata?.namespace, name: target.name } }, target.kind);
+      if (target) {
+        const workload = { namespace: o.metadata?.namespace ?? "", name: target.name, kind: target.kind };
+        queue.add(workloadKey(workload), "change");
+      }
     }),
   ];
 
