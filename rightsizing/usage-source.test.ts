@@ -62,6 +62,25 @@ describe("assembleHistories", () => {
     ]);
   });
 
+  it("starts a container unseen when its target was last read at its first sample, with no absent steps before it", () => {
+    const resumed: UsageTarget = { ...api, containers: ["app", "sidecar", "idle"], since: at(-1) };
+    const collected = empty();
+    collected.cpu.push(series(podA, "app", [[4, 0.5]]), series(podA, "sidecar", [[4, 0.1]]));
+    collected.memory.push(series(podA, "app", [[4, 100]]), series(podA, "sidecar", [[4, 10]]));
+    const assembled = (unseen?: string[]) =>
+      assembleHistories([{ ...resumed, ...(unseen ? { unseen } : {}) }], collected, range, STEP);
+    const present = (h: ReturnType<typeof assembled>, container: string) =>
+      h.histories.get(`shop/Deployment/api/${container}`)?.samples.map((s) => s.present);
+
+    const withUnseen = assembled(["sidecar", "idle"]);
+    expect(present(withUnseen, "app")).toEqual([false, false, false, false, true, false]);
+    expect(present(withUnseen, "sidecar")).toEqual([true, false]);
+    expect(present(withUnseen, "idle")).toBeUndefined();
+    expect(withUnseen.missing).toEqual(["shop/Deployment/api/idle"]);
+    // Without the list, the same containers would be learned as absent since the target's last read.
+    expect(present(assembled(), "idle")).toEqual([false, false, false, false, false, false]);
+  });
+
   it("keeps a Deployment and a StatefulSet of the same name apart", () => {
     const collected = empty();
     collected.cpu.push(series(podA, "app", [[0, 0.2]]), series("api-0", "app", [[0, 0.9]]));

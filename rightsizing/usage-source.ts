@@ -46,6 +46,11 @@ export type UsageTarget = {
   /** Time of the last sample already folded (a checkpoint's `at`); null: fetch the whole lookback. */
   readonly since: number | null;
   /**
+   * Containers nothing was learned of yet although the target resumes from `since` (they had no samples when it
+   * was last read): their history starts at their first step with data, as a new container's does.
+   */
+  readonly unseen?: readonly string[];
+  /**
    * Each container's memory limit in the pod template, by name: an OOM kill proves the container needed at least
    * that much, however low the last working-set sample before it was. Taken only for kills read since a
    * checkpoint (the last hour or so): over a first read of weeks, the limit may well have been raised since.
@@ -322,6 +327,7 @@ function historyAssembler(
     return i >= 0 && i < steps ? i : -1;
   };
   const targetOf = new Map<string, UsageTarget>();
+  const containerOf = new Map<string, string>();
   const owners = new Map<string, string | null>();
   // By name: the run's targets and the batch's are different objects for the same workload.
   const inBatch = new Map(targets.map((t) => [workloadName(t), t]));
@@ -336,6 +342,7 @@ function historyAssembler(
     if (owner && wantsContainer(owner, container)) {
       key = containerKey(owner, container);
       targetOf.set(key, owner);
+      containerOf.set(key, container);
     }
     const claimants = (claim?.shared ?? []).map(workloadName);
     for (const name of claimants.filter((n) => inBatch.has(n))) {
@@ -404,7 +411,8 @@ function historyAssembler(
         const i = indexOf(t);
         const used = Math.max(0, ...[at(i), at(i - 1)].filter((v) => !Number.isNaN(v)));
         const target = targetOf.get(key);
-        const limitBytes = target?.since === null ? undefined : target?.memoryLimitsBytes?.[container];
+        const limitBytes =
+          target && resumes(target, container) ? target.memoryLimitsBytes?.[container] : undefined;
         const events = ooms.get(key) ?? ooms.set(key, []).get(key) ?? [];
         events.push({ t, memoryBytes: used, ...(limitBytes === undefined ? {} : { limitBytes }) });
       }
@@ -420,15 +428,18 @@ function historyAssembler(
           const key = containerKey(target, container);
           if (keys.has(key)) continue;
           targetOf.set(key, target);
+          containerOf.set(key, container);
           // A resumed container without samples had no pods: absent steps. A new one: nothing known yet.
-          if (target.since !== null) keys.add(key);
+          if (resumes(target, container)) keys.add(key);
           else missing.push(key);
         }
       }
       const histories = new Map<string, ContainerHistory>();
       const byTime = <E extends { t: number }>(events: E[] = []) => events.sort((a, b) => a.t - b.t);
       for (const key of keys) {
-        const resumed = (targetOf.get(key)?.since ?? null) !== null;
+        const target = targetOf.get(key);
+        const container = containerOf.get(key);
+        const resumed = target !== undefined && container !== undefined && resumes(target, container);
         const samples = stepSamples(arrays.cpu.get(key), arrays.memory.get(key), range, stepMs, resumed);
         histories.set(key, {
           stepMs,
@@ -441,6 +452,11 @@ function historyAssembler(
       return { histories, missing, sharedPodNames };
     },
   };
+}
+
+/** Whether a container's history goes on from its target's `since` (else it starts at its first sample). */
+function resumes(target: UsageTarget, container: string): boolean {
+  return target.since !== null && !(target.unseen ?? []).includes(container);
 }
 
 function stepSamples(

@@ -18,20 +18,85 @@ const web: CoveredWorkload = {
   modes: { cpu: audit, memory: audit, strategy: "in-place", matchedPolicies: [] },
 };
 
-/** A Prometheus that answers every query with nothing, counting the range queries. */
+/** A Prometheus that answers every query with nothing, recording each range query and where it starts. */
 function emptyPrometheus() {
   const ranges: string[] = [];
+  const starts: number[] = [];
   const client: PrometheusClient = {
     query: async () => ({ ok: true, value: [] }),
-    queryRange: async (q) => {
+    queryRange: async (q, range) => {
       ranges.push(q);
+      starts.push(range.start);
       return { ok: true, value: [] };
     },
   };
-  return { client, ranges };
+  return { client, ranges, starts };
 }
 
+/** A Prometheus where only the `app` container of `web` has usage, at every step asked; records each range read. */
+function appOnlyPrometheus() {
+  const starts: number[] = [];
+  const client: PrometheusClient = {
+    query: async () => ({ ok: true, value: [] }),
+    queryRange: async (query, range) => {
+      starts.push(range.start);
+      if (!/cpu|memory/.test(query)) return { ok: true, value: [] };
+      const points: [number, number][] = [];
+      for (let t = range.start; t <= range.end; t += step)
+        points.push([t, query.includes("memory") ? 2 ** 28 : 0.2]);
+      return {
+        ok: true,
+        value: [{ metric: { namespace: "shop", pod: "web-7d9f8c6b5-wwwww", container: "app" }, points }],
+      };
+    },
+  };
+  return { client, starts };
+}
+
+const run = (client: PrometheusClient, memory: RecommenderMemory, covered: CoveredWorkload, nowMs: number) =>
+  runRecommender({
+    client,
+    covered: [covered],
+    memory,
+    checkpointOf: () => undefined,
+    settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
+    nowMs,
+    log: { warn: () => undefined },
+  });
+
 describe("a recommender run", () => {
+  const firstRunAt = Date.parse("2026-11-20T10:00:00Z");
+  const hourLater = firstRunAt + 3_600_000;
+  const lookbackStart = (nowMs: number) => nowMs - lag - defaultUsageSourceConfig.lookbackMs;
+
+  it("reads a workload whose sidecar never had samples from where it last read it, not the whole lookback again", async () => {
+    const withSidecar = { ...web, containers: [{ name: "app" }, { name: "sidecar" }] };
+    const { client, starts } = appOnlyPrometheus();
+    const memory = new RecommenderMemory();
+    expect((await run(client, memory, withSidecar, firstRunAt)).ok).toBe(true);
+    const firstStart = Math.min(...starts);
+    expect(firstStart).toBeLessThanOrEqual(lookbackStart(firstRunAt) + step);
+    starts.length = 0;
+
+    expect((await run(client, memory, withSidecar, hourLater)).ok).toBe(true);
+    expect(Math.min(...starts)).toBeGreaterThan(firstRunAt - lag - step);
+    const outcome = memory.outcomes.get(workloadKey(withSidecar));
+    expect(outcome?.ok && [...outcome.containers.keys()]).toEqual(["app"]);
+  });
+
+  it("reads a workload with no samples at all from the lookback once, then from where that run read through", async () => {
+    const { client, starts } = emptyPrometheus();
+    const memory = new RecommenderMemory();
+    expect((await run(client, memory, web, firstRunAt)).ok).toBe(true);
+    expect(starts.length).toBeGreaterThan(0);
+    starts.length = 0;
+    expect((await run(client, memory, web, hourLater)).ok).toBe(true);
+    expect(Math.min(...starts)).toBeGreaterThan(firstRunAt - lag - step);
+    // Forgotten with the workload: covered again later, it is read from the lookback.
+    memory.retain([]);
+    expect(memory.readThrough.size).toBe(0);
+  });
+
   it("learns nothing from a partial answer, and says the run failed for it", async () => {
     const memory = new RecommenderMemory();
     const client: PrometheusClient = {

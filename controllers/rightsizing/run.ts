@@ -57,6 +57,8 @@ export class RecommenderMemory {
   readonly states = new Map<string, RecommenderState>();
   /** The last run's outcome per workload key. */
   readonly outcomes = new Map<string, RunOutcome>();
+  /** Per workload key, the newest step a successful run read its usage through. */
+  readonly readThrough = new Map<string, number>();
 
   /** Forgets workloads no longer covered, so memory follows the cluster. */
   retain(covered: readonly CoveredWorkload[]): void {
@@ -65,6 +67,7 @@ export class RecommenderMemory {
       covered.flatMap((w) => w.containers.map((c) => containerKey(usageIdentity(w), c.name))),
     );
     for (const key of this.outcomes.keys()) if (!workloads.has(key)) this.outcomes.delete(key);
+    for (const key of this.readThrough.keys()) if (!workloads.has(key)) this.readThrough.delete(key);
     for (const key of this.states.keys()) if (!containers.has(key)) this.states.delete(key);
   }
 }
@@ -105,6 +108,7 @@ export async function runRecommender(opts: {
   }
   let containers = 0;
   for (const w of covered) {
+    memory.readThrough.set(workloadKey(w), untilMs);
     const learned = new Map<string, { recommendation: ReturnType<typeof recommend>; checkpoint: string }>();
     for (const c of w.containers) {
       const state = memory.states.get(containerKey(usageIdentity(w), c.name));
@@ -127,9 +131,15 @@ export async function runRecommender(opts: {
   return { ok: true, workloads: covered.length, containers, queries };
 }
 
-/** The workload's usage query, resuming from the oldest point any of its containers has learned up to. */
+/**
+ * The workload's usage query, resuming from the oldest point any of its containers has learned up to. Containers
+ * nothing was learned of (no samples yet) do not send it back to the lookback at every run: they were read with
+ * it, so they start at their first sample from there. A workload none of whose containers had samples resumes
+ * from where this process last read it.
+ */
 function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>[0]): UsageTarget {
-  let since: number | null = Number.POSITIVE_INFINITY;
+  let learnedUntil = Number.POSITIVE_INFINITY;
+  const unseen: string[] = [];
   for (const c of w.containers) {
     const key = containerKey(usageIdentity(w), c.name);
     let state = opts.memory.states.get(key);
@@ -138,15 +148,20 @@ function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>
       if (state) opts.memory.states.set(key, state);
     }
     const at = state?.lastSampleAt ?? null;
-    since = at === null || since === null ? null : Math.min(since, at);
+    if (at === null) unseen.push(c.name);
+    else learnedUntil = Math.min(learnedUntil, at);
   }
+  const since = Number.isFinite(learnedUntil)
+    ? learnedUntil
+    : (opts.memory.readThrough.get(workloadKey(w)) ?? null);
   return {
     namespace: w.namespace,
     workload: w.name,
     kind: w.kind,
     containers: w.containers.map((c) => c.name),
     replicas: Math.max(1, w.replicas),
-    since: since === Number.POSITIVE_INFINITY ? null : since,
+    since,
+    ...(since !== null && unseen.length > 0 ? { unseen } : {}),
     memoryLimitsBytes: Object.fromEntries(
       w.containers.flatMap((c) => (c.memoryLimitBytes === undefined ? [] : [[c.name, c.memoryLimitBytes]])),
     ),
