@@ -18,15 +18,20 @@ export type ForecastPoint = {
   probability: number;
 };
 
-/** Horizon (1 = next slot to learn) of `slot`; slots already learned are treated as the next one. */
+/** Horizon of `slot` (1 = the next slot to learn; below 1 for a slot already learned, after a clock stepped back). */
+function stepsAhead(engine: ForecastEngine, slot: number): number {
+  return slot - (engine.nextSlot ?? slot) + 1;
+}
+
+/** As stepsAhead, with slots already learned treated as the next one. */
 function horizonOf(engine: ForecastEngine, slot: number): number {
-  return Math.max(1, slot - (engine.nextSlot ?? slot) + 1);
+  return Math.max(1, stepsAhead(engine, slot));
 }
 
 /** Point forecast for one slot, or null while there is no model. */
 export function forecastMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
   if (!engine.model || !engine.params) return null;
-  return Math.max(0, forecastAt(engine.model, engine.params, hwOptions(config), horizonOf(engine, slot)));
+  return Math.max(0, forecastAt(engine.model, engine.params, hwOptions(config), stepsAhead(engine, slot)));
 }
 
 /**
@@ -37,7 +42,7 @@ export function forecastMean(engine: ForecastEngine, slot: number, config: Forec
  */
 export function patternMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
   if (!engine.model) return null;
-  return Math.max(0, patternForecastAt(engine.model, hwOptions(config), horizonOf(engine, slot)));
+  return Math.max(0, patternForecastAt(engine.model, hwOptions(config), stepsAhead(engine, slot)));
 }
 
 /** Chance of any activity in one slot, or null while there is no model. */

@@ -70,11 +70,16 @@ export function stepInPlace(state: HwState, params: HwParams, options: HwOptions
   return adjustedError;
 }
 
-/** Point forecast `horizon` slots ahead (1 = the next slot), unclipped. */
+/**
+ * Point forecast `horizon` slots ahead (1 = the next slot), unclipped. A slot already learned (horizon below 1:
+ * a clock stepped back) is read at its own place in the seasons, with the level and trend of the next slot.
+ */
 export function forecastAt(state: HwState, params: HwParams, options: HwOptions, horizon: number): number {
-  const trendSteps = dampedSum(options.damping, horizon);
+  const ahead = Math.max(1, horizon);
   const slot = state.nextSlot + horizon - 1;
-  return componentForecast(state, slot, trendSteps) + params.phi ** horizon * state.lastError;
+  return (
+    componentForecast(state, slot, dampedSum(options.damping, ahead)) + params.phi ** ahead * state.lastError
+  );
 }
 
 /**
@@ -82,7 +87,12 @@ export function forecastAt(state: HwState, params: HwParams, options: HwOptions,
  * last slot's error: what the learned pattern expects, whatever the last slot did. Unclipped.
  */
 export function patternForecastAt(state: HwState, options: HwOptions, horizon: number): number {
-  return componentForecast(state, state.nextSlot + horizon - 1, dampedSum(options.damping, horizon));
+  // As forecastAt: a slot already learned keeps its own place in the seasons.
+  return componentForecast(
+    state,
+    state.nextSlot + horizon - 1,
+    dampedSum(options.damping, Math.max(1, horizon)),
+  );
 }
 
 function dampedSum(damping: number, horizon: number): number {

@@ -77,6 +77,32 @@ describe("the forecast book", () => {
     expect(historyAt(engine.value, slotOf(t0 + 90 * 60_000))).toBeNaN();
   });
 
+  it("learns the hours a paused workload's activity could not be known (its queries failed) as gaps, not idleness", () => {
+    const start = Date.parse("2026-11-23T09:30:00Z");
+    const book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = {
+      phase: "x",
+      confidence: 0,
+      state: dailyPatternState(start, 21),
+    };
+    // Paused, woken by a queue-depth query; Prometheus is down 10:00-12:00, when the queue fills every day.
+    for (let at = start; at <= start + 3 * hour; at += 5 * 60_000) {
+      const down = at >= start + 30 * 60_000 && at < start + 150 * 60_000;
+      const paused: ManagedWorkload = {
+        ...mw(),
+        status: { phase: "Paused", ...(prediction ? { prediction } : {}) },
+      };
+      prediction = book.look("k", paused, at, 30 * 60_000, null, !down).prediction;
+    }
+    const engine = decodeEngine(prediction?.state ?? "", forecastConfig());
+    if (!engine.ok) throw new Error(engine.error.message);
+    const ten = slotOf(Date.parse("2026-11-23T10:00:00Z"));
+    const learned = Array.from({ length: 7 }, (_, i) => historyAt(engine.value, ten + i));
+    expect(learned.every(Number.isNaN)).toBe(true);
+    // Watched again from 12:00: the quiet slots after are learned as idle.
+    expect(historyAt(engine.value, slotOf(Date.parse("2026-11-23T12:15:00Z")))).toBe(0);
+  });
+
   it("discards a saved state it cannot read, says so, and learns again", () => {
     const look = new ForecastBook().look(
       "k",
@@ -118,6 +144,23 @@ describe("the forecast book", () => {
     expect(look.prediction?.phase).toMatch(/^active/);
     expect(look.advice?.vetoPause).toBe(true);
     expect(look.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
+  });
+
+  it("reads the slots a clock stepped back over by their own time of day: it still vetoes before the daily traffic", () => {
+    const idle = 30 * 60_000;
+    const book = new ForecastBook();
+    const state = dailyPatternState(Date.parse("2026-11-23T12:00:00Z"), 21);
+    const noon = book.look(
+      "k",
+      mw({}, { phase: "x", confidence: 0, state }),
+      Date.parse("2026-11-23T12:05:00Z"),
+      idle,
+    );
+    expect(noon.prediction?.phase).toMatch(/^active/);
+    // The clock is stepped back to 09:55: the engine has learned up to 12:00, but 10:00 is ahead again.
+    const back = book.look("k", mw({}, noon.prediction), Date.parse("2026-11-23T09:55:00Z"), idle);
+    expect(back.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
+    expect(back.advice?.vetoPause).toBe(true);
   });
 
   it.each([

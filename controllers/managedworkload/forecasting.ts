@@ -73,7 +73,7 @@ type Entry = {
   openSlot: number;
   openWatched: boolean;
   active: boolean;
-  /** The workload was paused at the last look: until the next look it saw no activity. */
+  /** The workload was paused at the last look, which knew its activity: until the next look it saw none. */
   pausedAtLook: boolean;
   /** When the state shown was saved, and when the next save is due (null: at the next look). */
   savedAtMs: number | null;
@@ -197,7 +197,8 @@ export class ForecastBook {
     }
     // Never back: a clock stepped back would otherwise have the stretch since accounted twice.
     entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs: knownActivityMs };
-    entry.pausedAtLook = mw.status?.phase === "Paused";
+    // A paused workload whose activity this look could not know (its queries failed) is not known to be idle.
+    entry.pausedAtLook = mw.status?.phase === "Paused" && activityWatched;
     // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
     // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
     // goes back to the last one shown, up to an hour of steering.
