@@ -498,6 +498,50 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
   });
 });
 
+describe("decide: CPU while a pre-woken workload starts", () => {
+  const wokenMinutesAgo = (minutes: number, reason: string): ManagedWorkloadStatus => ({
+    lastActivity: { time: iso(t0 - 90 * min), source: "cpu" },
+    conditions: [
+      {
+        type: "Paused",
+        status: "False",
+        reason,
+        message: "woken",
+        lastTransitionTime: iso(t0 - minutes * min),
+      },
+    ],
+  });
+  it.each([
+    {
+      name: "is its start-up, not traffic, within the pre-wake lead (10 min by default)",
+      status: wokenMinutesAgo(1, "PreWake"),
+      spec: {},
+      counted: false,
+    },
+    {
+      name: "is traffic once the lead has passed",
+      status: wokenMinutesAgo(11, "PreWake"),
+      spec: {},
+      counted: true,
+    },
+    {
+      name: "follows spec.forecast.prewake",
+      status: wokenMinutesAgo(3, "PreWake"),
+      spec: { forecast: { prewake: "2m" } },
+      counted: true,
+    },
+    {
+      name: "is traffic after a wake the forecast did not make",
+      status: wokenMinutesAgo(1, "Resumed"),
+      spec: {},
+      counted: true,
+    },
+  ])("$name", ({ status, spec, counted }) => {
+    const d = decide(observe({ mw: mw(spec, status), activity: busy(t0) }));
+    expect(d.status.lastActivity?.time === iso(t0)).toBe(counted);
+  });
+});
+
 describe("decide: kubectl napwake requests", () => {
   const pausedByHand: ManagedWorkloadStatus = {
     ...pausedStatus(t0 - 10 * min),

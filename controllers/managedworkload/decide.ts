@@ -668,11 +668,24 @@ function latestActivity(
   }
   const sample = obs.activity;
   if (sample) {
-    if (sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThresholdCores(obs.mw))
-      add(sample.atMs, "cpu");
+    const busy =
+      sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThresholdCores(obs.mw);
+    if (busy && !startingUpAfterPrewake(obs, status)) add(sample.atMs, "cpu");
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
   return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
+}
+
+/**
+ * Within the pre-wake lead of a pre-wake: the lead is the time the workload was given to start, and CPU then is
+ * its own start-up, not traffic. Counted, it would be learned as activity before the slot the workload was woken
+ * for, and move the next pre-wake earlier, day after day. Requests, annotations and activity queries still count.
+ */
+function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus): boolean {
+  if (!pausedFor(status, "False", PRE_WOKEN)) return false;
+  const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
+  const leadMs = parseDuration(obs.mw.spec.forecast?.prewake ?? specDefaults.prewake);
+  return wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < wokenAtMs + leadMs;
 }
 
 /**
@@ -792,6 +805,9 @@ export const PAUSE_BLOCKED_REASONS: ReadonlySet<string> = new Set([
 
 /** Reasons a wake gives the Paused condition. */
 const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside", "UndoneByGitOps"]);
+
+/** The reason a pre-wake gives the Paused condition. */
+const PRE_WOKEN: ReadonlySet<string> = new Set(["PreWake"]);
 
 /** The reason a pause by hand gives the Paused condition. */
 export const PAUSED_BY_HAND: ReadonlySet<string> = new Set(["Requested"]);
