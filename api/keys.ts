@@ -77,6 +77,10 @@ export const eventReasons = {
   dryRunPause: "DryRunPause",
   /** The forecast engine moved between learning, shadow and its active phases. */
   forecastPhaseChanged: "ForecastPhaseChanged",
+  /** Forecast activity did not come (a holiday, a changed schedule): the clock decides alone until it does. */
+  forecastAdviceSuspended: "ForecastAdviceSuspended",
+  /** Activity came back after a suspension: the trusted forecast vetoes pauses and pre-wakes again. */
+  forecastAdviceResumed: "ForecastAdviceResumed",
   /** Activity far outside the forecast interval: counted as activity, kept from distorting what is learned. */
   activityAnomaly: "ActivityAnomaly",
   /** A saved forecast state that could not be read was discarded; the engine learns again. */

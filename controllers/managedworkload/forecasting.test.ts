@@ -17,6 +17,12 @@ import { closedSlots, ForecastBook, type PredictionStatus, shownPrediction } fro
 const t0 = Date.parse("2026-11-02T00:00:00Z");
 const hour = 3_600_000;
 
+function decodeEngineOrThrow(state: string) {
+  const decoded = decodeEngine(state, forecastConfig());
+  if (!decoded.ok) throw new Error(decoded.error.message);
+  return decoded.value;
+}
+
 function mw(spec: Partial<ManagedWorkload["spec"]> = {}, prediction?: PredictionStatus): ManagedWorkload {
   return {
     apiVersion: "napwake.dev/v1alpha1",
@@ -231,6 +237,49 @@ describe("the forecast book", () => {
       lastActivity,
     );
     expect(restarted.advice).toBeNull();
+  });
+
+  it("says when its advice is suspended on a holiday and when it resumes, once each, and not again after a restart", () => {
+    // Three weeks of office hours (08:00-18:00 on working days) learned up to a Monday that is a holiday.
+    const config = forecastConfig();
+    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
+    const encoded = encodeEngine(observeAll(createEngine(config), office, config).engine);
+    if (!encoded.ok) throw new Error(encoded.error.message);
+    const monday = slotStartMs(decodeEngineOrThrow(encoded.value).nextSlot ?? 0);
+    const awake = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
+      ...mw({ forecast: { awakeBudget: "None" } }),
+      status: { phase: "Awake", ...(prediction ? { prediction } : {}) },
+    });
+    let book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state: encoded.value };
+    const notices: string[] = [];
+    const lookAt = (t: number, activityMs: number) => {
+      const look = book.look("k", awake(prediction), t, 30 * 60_000, activityMs);
+      prediction = look.prediction;
+      notices.push(...look.notices.map((n) => n.reason));
+      book.sent("k", look.notices);
+      return look;
+    };
+    let suspendedLook: ReturnType<ForecastBook["look"]> | undefined;
+    for (let t = monday + 7 * hour; t <= monday + 11 * hour; t += 60_000) {
+      const look = lookAt(t, monday - 6 * hour);
+      if (look.prediction?.adviceSuspended) suspendedLook ??= look;
+    }
+    expect(suspendedLook?.advice).toBeNull();
+    expect(suspendedLook?.prediction?.phase).toMatch(/^active/);
+    const since = prediction?.adviceSuspended?.since;
+    expect(since).toBe(suspendedLook?.prediction?.adviceSuspended?.since);
+    expect(prediction?.adviceSuspended?.message).toMatch(/clock decides alone, with spec.idle.window/);
+    expect(notices).toEqual(["ForecastAdviceSuspended"]);
+    // Restarted: the suspension status shows was announced already.
+    book = new ForecastBook();
+    lookAt(monday + 11 * hour + 60_000, monday - 6 * hour);
+    expect(prediction?.adviceSuspended?.since).toBe(since);
+    expect(notices).toEqual(["ForecastAdviceSuspended"]);
+    // Activity comes back: the advice resumes, and says so once.
+    for (let t = monday + 11 * hour + 2 * 60_000; t <= monday + 12 * hour; t += 60_000) lookAt(t, t);
+    expect(prediction?.adviceSuspended).toBeUndefined();
+    expect(notices).toEqual(["ForecastAdviceSuspended", "ForecastAdviceResumed"]);
   });
 
   it("shows the same prediction at every look within a slot where activity is forecast, so status is not rewritten", () => {

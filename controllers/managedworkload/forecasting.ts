@@ -32,6 +32,7 @@ import {
   type EngineEvent,
   encodeEngine,
   type ForecastConfig,
+  type ForecastDecision,
   type ForecastEngine,
   forecastConfig,
   type GridPoint,
@@ -60,6 +61,11 @@ export type PredictionStatus = {
    * awake budget steers it; absent without a budget.
    */
   activityThreshold?: number;
+  /**
+   * While the forecast is trusted but its advice suspended (forecast activity did not come: a holiday, a changed
+   * schedule): since when, and what decides meanwhile. Announced by a ForecastAdviceSuspended Event.
+   */
+  adviceSuspended?: { since: string; message: string };
   /** The engine's serialised state (forecast/codec.ts), at most 8 KiB. */
   state?: string;
   savedAt?: string;
@@ -96,7 +102,18 @@ type Entry = {
   /** Reads of the history that failed, and when the next may start (a retryable failure). */
   historyFailures: number;
   historyRetryAtMs: number;
+  /** Since when the trusted forecast's advice is suspended, as status shows it; null while it is not. */
+  suspendedSinceMs: number | null;
 };
+
+const SUSPENDED_MESSAGE =
+  "forecast activity did not come: the clock decides alone, with spec.idle.window, until activity returns";
+
+/** When the suspension status shows began (a time ahead of the clock counts as now), or null. */
+function suspendedSince(prediction: PredictionStatus | undefined, nowMs: number): number | null {
+  const since = timeOf(prediction?.adviceSuspended?.since);
+  return since === null ? null : Math.min(since, nowMs);
+}
 
 /** Looks further apart than this (the operator was down) are not accounted: nobody saw what happened. */
 const MAX_ACCOUNTED_MS = hourMs;
@@ -222,6 +239,7 @@ export class ForecastBook {
     const windowMs = isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
     const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
+    this.#followSuspension(entry, decision, nowMs);
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
@@ -229,6 +247,9 @@ export class ForecastBook {
       ...(budgeted ? { activityThreshold: entry.shownThreshold } : {}),
       ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
       ...(decision.prewakeAtMs !== null ? { nextPrewake: iso(decision.prewakeAtMs) } : {}),
+      ...(entry.suspendedSinceMs !== null
+        ? { adviceSuspended: { since: iso(entry.suspendedSinceMs), message: SUSPENDED_MESSAGE } }
+        : {}),
       ...(entry.state !== undefined ? { state: entry.state } : {}),
       ...(entry.savedAtMs !== null ? { savedAt: iso(entry.savedAtMs) } : {}),
     };
@@ -346,6 +367,35 @@ export class ForecastBook {
     return this.#history && (mw.spec.forecast?.history ?? specDefaults.forecastHistory) !== "None";
   }
 
+  /**
+   * A trusted forecast whose advice is suspended says so, in status and with one Event when the suspension starts
+   * and one when it ends: its phase and confidence alone read as "trusted, nothing coming" while the clock decides
+   * alone with the workload's own, longer, idle window.
+   */
+  #followSuspension(entry: Entry, decision: ForecastDecision, nowMs: number): void {
+    const suspended = decision.actionable && decision.prewakeReason.code === "forecast-missed";
+    if (suspended && entry.suspendedSinceMs === null) {
+      entry.suspendedSinceMs = nowMs;
+      this.#notify(
+        entry,
+        "Normal",
+        eventReasons.forecastAdviceSuspended,
+        `forecast advice suspended: ${decision.prewakeReason.message}`,
+      );
+    } else if (!suspended && entry.suspendedSinceMs !== null) {
+      entry.suspendedSinceMs = null;
+      // A forecast no longer trusted says so with its phase change.
+      if (decision.actionable) {
+        this.#notify(
+          entry,
+          "Normal",
+          eventReasons.forecastAdviceResumed,
+          "forecast advice resumed: the forecast vetoes pauses and pre-wakes again",
+        );
+      }
+    }
+  }
+
   #notify(entry: Entry, type: ForecastNotice["type"], reason: EventReason, note: string): void {
     entry.unsent = [...entry.unsent, { type, reason, note }].slice(-MAX_UNSENT);
   }
@@ -380,6 +430,7 @@ export class ForecastBook {
       history: this.#historyAsked(mw) ? "wanted" : "settled",
       historyFailures: 0,
       historyRetryAtMs: Number.NEGATIVE_INFINITY,
+      suspendedSinceMs: null,
     });
     const discard = (why: string): Entry => ({
       ...fresh(),
@@ -418,6 +469,8 @@ export class ForecastBook {
       saveDueAtMs: savedAtMs + hourMs,
       state: saved,
       history: "settled",
+      // A suspension status shows was announced: a restart does not announce it again.
+      suspendedSinceMs: suspendedSince(prediction, nowMs),
     };
   }
 }
