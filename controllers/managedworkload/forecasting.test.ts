@@ -65,6 +65,22 @@ describe("the forecast book", () => {
     expect(again.notices.map((n) => n.reason)).toEqual(["ForecastStateDiscarded"]);
   });
 
+  it("does not send the notices of a ManagedWorkload deleted and made again, under the same name, with forecasting off", () => {
+    const book = new ForecastBook();
+    const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });
+    expect(
+      book.look("k", { ...corrupt, metadata: { ...corrupt.metadata, uid: "old" } }, t0, 30 * 60_000).notices,
+    ).toHaveLength(1);
+    const remade = mw({ forecast: { enabled: false } });
+    const look = book.look(
+      "k",
+      { ...remade, metadata: { ...remade.metadata, uid: "new" } },
+      t0 + 60_000,
+      30 * 60_000,
+    );
+    expect(look.notices).toEqual([]);
+  });
+
   it("learns the hours forecasting was off as gaps, not idleness, when it is turned on before its notices went out", () => {
     const book = new ForecastBook();
     const corrupt = mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" });

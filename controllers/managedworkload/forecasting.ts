@@ -179,7 +179,9 @@ export class ForecastBook {
     if (mw.spec.forecast?.enabled === false) {
       // Notices not yet sent go out first; the engine is forgotten once they have. Kept meanwhile, it watches
       // nothing: turned on again, the time it was off is a gap, not idleness.
-      const kept = this.#entries.get(key);
+      // Notices of a ManagedWorkload since deleted are not this one's to send.
+      const found = this.#entries.get(key);
+      const kept = found?.uid === mw.metadata.uid ? found : undefined;
       if (kept?.unsent.length) {
         kept.history = "settled";
         kept.pausedAtLook = false;
