@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
 import {
   confidence,
+  confidenceMessage,
   createEngine,
   type EngineEvent,
   type ForecastEngine,
@@ -142,6 +143,19 @@ describe("forecast engine phases", () => {
     expect(late.engine).toBe(skipped);
     expect(late.events).toEqual([]);
   });
+});
+
+describe("the confidence a phase change gives as its reason", () => {
+  it.each([
+    { score: 0.449, comparison: "<", threshold: 0.45, shown: "confidence 0.44 < 0.45" },
+    { score: 0.57, comparison: ">=", threshold: 0.57, shown: "confidence 0.57 >= 0.57" },
+    { score: 0.5, comparison: ">=", threshold: 0.5, shown: "confidence 0.50 >= 0.5" },
+  ])(
+    "shows $score as a figure that keeps to its comparison with $threshold",
+    ({ score, comparison, threshold, shown }) => {
+      expect(confidenceMessage(score, comparison, threshold)).toMatch(new RegExp(`^${shown}`));
+    },
+  );
 });
 
 describe("anomalies", () => {

@@ -377,8 +377,10 @@ function historyMessage(span: number): string {
   return `${(span / DAY_SLOTS).toFixed(1)} days of history: model fitted, forecasts are scored but not acted on`;
 }
 
-function confidenceMessage(score: number, comparison: string, threshold: number): string {
-  return `confidence ${score.toFixed(2)} ${comparison} ${threshold} (one-step error vs seasonal-naive and interval coverage)`;
+export function confidenceMessage(score: number, comparison: string, threshold: number): string {
+  // Rounded down, so the figure shown keeps to the comparison: 0.449 is "0.44 < 0.45", not "0.45 < 0.45".
+  const shown = (Math.floor(score * 100 + 1e-9) / 100).toFixed(2);
+  return `confidence ${shown} ${comparison} ${threshold} (one-step error vs seasonal-naive and interval coverage)`;
 }
 
 function setPhase(draft: ForecastEngine, to: Phase, reason: Reason<PhaseReasonCode>, events: EngineEvent[]) {
