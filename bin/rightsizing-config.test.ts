@@ -97,6 +97,14 @@ recommender:
       message: /safetyMarginFraction must be a fraction from 0 up to 1/,
     },
     { text: "recommender: { bucketGrowthRatio: 1 }", message: /bucketGrowthRatio must be above 1/ },
+    {
+      text: "recommender: { limitPeakWindows: 0 }",
+      message: /limitPeakWindows must be a whole number of at least 1/,
+    },
+    {
+      text: "recommender: { spikeRecurrenceCount: 2.5 }",
+      message: /spikeRecurrenceCount must be a whole number of at least 1/,
+    },
     { text: "recommender: { oomBumpRatio: 0.5 }", message: /oomBumpRatio must be at least 1/ },
     { text: "recommender: { cpuHalfLifeMs: 0s }", message: /cpuHalfLifeMs must be above 0/ },
   ])("refuses $text with a message naming the key and the fix", ({ text, message }) => {

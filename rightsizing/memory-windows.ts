@@ -40,11 +40,16 @@ export function requestPeak(
   previous: readonly MemoryWindow[],
   config: RecommenderConfig,
 ): number {
-  const earlier = previous.slice(-(config.spikeRecurrenceWindows - 1)).map((w) => w.rawPeak);
+  const earlier = lastWindows(previous, config.spikeRecurrenceWindows - 1).map((w) => w.rawPeak);
   const highestFirst = [window.rawPeak, ...earlier].sort((a, b) => b - a);
   const reachedOften = highestFirst[config.spikeRecurrenceCount - 1] ?? 0;
   const recurring = Math.min(window.rawPeak, reachedOften);
   return Math.max(window.levelPeak, recurring, window.oomPeak);
+}
+
+/** The last `count` windows (none for a count of 0: `slice(-0)` would be all of them). */
+export function lastWindows<W>(windows: readonly W[], count: number): readonly W[] {
+  return count > 0 ? windows.slice(-count) : [];
 }
 
 function windowsKept(config: RecommenderConfig): number {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseCheckpoint, serializeCheckpoint } from "./checkpoint.ts";
 import { withDefaults } from "./config.ts";
 import { foldHistory } from "./fold.ts";
+import { requestPeak } from "./memory-windows.ts";
 import { recommend } from "./recommend.ts";
 import { emptyState } from "./state.ts";
 import type { Shape } from "./test-support.ts";
@@ -43,6 +44,26 @@ describe("recommendations per usage pattern", () => {
     expect(rec.reasons).toContain(Reason.memoryShortSpikeDiscounted);
     expect(rec.reasons).toContain(Reason.limitCoversRawPeak);
   });
+
+  it.each([
+    { windows: 1, coversSpike: false },
+    { windows: 2, coversSpike: false },
+    { windows: 8, coversSpike: true },
+  ])(
+    "keeps the limit above a week-old spike only when limitPeakWindows ($windows) reaches back to it",
+    ({ windows, coversSpike }) => {
+      const config = withDefaults({ limitPeakWindows: windows });
+      // One 5-minute 4 GiB spike on day 1, then 500 MiB for six more days.
+      const samples = samplesOf(
+        7 * DAY_MS + HOUR_MS,
+        (m) => ({ cpu: 0.2, memMiB: m.day === 1 && m.index % 288 === 100 ? 4096 : 500 }),
+        1,
+        0,
+      );
+      const limit = recommend(learn(historyOf(samples), config), config).memoryLimitBytes.target;
+      expect(limit > 4 * GIB).toBe(coversSpike);
+    },
+  );
 
   it("tracks slow memory growth ahead of the percentile of past peaks", () => {
     const history = historyOf(samplesOf(EIGHT_DAYS, shapes.growth, 1, 0.005));
@@ -118,6 +139,21 @@ describe("short spikes and sustained levels", () => {
     expect(rec.memoryRequestBytes.target >= 1500 * MIB).toBe(counts);
     expect(rec.memoryLimitBytes.target).toBeGreaterThan(1500 * MIB);
   });
+});
+
+describe("the windows a short spike must recur in", () => {
+  const window = (rawPeak: number) => ({ atActiveMs: 0, rawPeak, levelPeak: 0, oomPeak: 0 });
+  it.each([
+    { windows: 1, counted: false },
+    { windows: 2, counted: true },
+  ])(
+    "with spikeRecurrenceWindows $windows, a spike in two earlier windows counts: $counted",
+    ({ windows, counted }) => {
+      const config = withDefaults({ spikeRecurrenceWindows: windows, spikeRecurrenceCount: 2 });
+      const peak = requestPeak(window(900 * MIB), [window(900 * MIB), window(900 * MIB)], config);
+      expect(peak).toBe(counted ? 900 * MIB : 0);
+    },
+  );
 });
 
 describe("a memory level held across a change of step", () => {

@@ -4,7 +4,7 @@ import type { RecommenderConfig } from "./config.ts";
 import { defaultConfig } from "./config.ts";
 import type { DecayingHistogram } from "./histogram.ts";
 import { addSample, cloneHistogram, interpolatedPercentile, isEmpty, percentile } from "./histogram.ts";
-import { requestPeak } from "./memory-windows.ts";
+import { lastWindows, requestPeak } from "./memory-windows.ts";
 import { activeOomFloor, oomBump } from "./oom.ts";
 import type { MemoryWindow, RecommenderState } from "./state.ts";
 import { cpuScheme, memoryScheme } from "./state.ts";
@@ -113,7 +113,7 @@ function recommendMemory(
 }
 
 function limitWindows(state: RecommenderState, config: RecommenderConfig): MemoryWindow[] {
-  return [...state.recentWindows.slice(-(config.limitPeakWindows - 1)), state.window];
+  return [...lastWindows(state.recentWindows, config.limitPeakWindows - 1), state.window];
 }
 
 // The limit is what prevents OOM kills, so it covers every raw sample of the last limitPeakWindows
