@@ -48,6 +48,12 @@ describe("isMaterialChange", () => {
       material: false,
     },
     {
+      name: "a CPU request moves by exactly the 5m minimum (40m to 45m, 12.5%)",
+      before: { cpuRequestCores: 0.04 },
+      after: { cpuRequestCores: 0.045 },
+      material: true,
+    },
+    {
       name: "a value appears for the first time",
       before: {},
       after: { cpuRequestCores: 0.1 },

@@ -21,7 +21,8 @@ function valueChanged(
   const change = relativeChange(before, after);
   // The tolerance keeps an exact 10% (0.9 / 1) from missing by a rounding error.
   const big = change === null || Math.abs(change) >= config.materialChangeFraction - 1e-9;
-  return big && Math.abs(after - before) >= minAbsolute;
+  // Likewise an exact minimum: 0.045 - 0.04 is 0.00499... in binary.
+  return big && Math.abs(after - before) >= minAbsolute * (1 - 1e-9);
 }
 
 /**
