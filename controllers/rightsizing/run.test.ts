@@ -84,6 +84,29 @@ describe("a recommender run", () => {
     expect(outcome?.ok && [...outcome.containers.keys()]).toEqual(["app"]);
   });
 
+  it("reads a workload from the lookback when one container's checkpoint cannot be read, though a sibling's can", async () => {
+    const withSidecar = { ...web, containers: [{ name: "app" }, { name: "sidecar" }] };
+    const until = Math.floor((firstRunAt - lag) / step) * step;
+    const samples = [{ t: until - 12 * step, present: true, cpuCores: 0.2, memoryBytes: 2 ** 28 }];
+    const good = serializeCheckpoint(
+      foldHistory(emptyState(defaultConfig), { stepMs: step, samples }, defaultConfig),
+      defaultConfig,
+    );
+    const { client, starts } = appOnlyPrometheus();
+    const warnings: object[] = [];
+    await runRecommender({
+      client,
+      covered: [withSidecar],
+      memory: new RecommenderMemory(),
+      checkpointOf: (_w, container) => (container === "app" ? good : '{"v":1,"broken":true}'),
+      settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
+      nowMs: firstRunAt,
+      log: { warn: (o) => warnings.push(o) },
+    });
+    expect(warnings).toHaveLength(1);
+    expect(Math.min(...starts)).toBeLessThanOrEqual(lookbackStart(firstRunAt) + step);
+  });
+
   it("reads a workload with no samples at all from the lookback once, then from where that run read through", async () => {
     const { client, starts } = emptyPrometheus();
     const memory = new RecommenderMemory();

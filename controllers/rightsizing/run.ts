@@ -139,21 +139,29 @@ export async function runRecommender(opts: {
  */
 function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>[0]): UsageTarget {
   let learnedUntil = Number.POSITIVE_INFINITY;
+  let relearn = false;
   const unseen: string[] = [];
   for (const c of w.containers) {
     const key = containerKey(usageIdentity(w), c.name);
     let state = opts.memory.states.get(key);
     if (!state) {
-      state = restore(w, c.name, opts);
-      if (state) opts.memory.states.set(key, state);
+      const restored = restore(w, c.name, opts);
+      if (restored === "unreadable") relearn = true;
+      else if (restored) {
+        state = restored;
+        opts.memory.states.set(key, state);
+      }
     }
     const at = state?.lastSampleAt ?? null;
     if (at === null) unseen.push(c.name);
     else learnedUntil = Math.min(learnedUntil, at);
   }
-  const since = Number.isFinite(learnedUntil)
-    ? learnedUntil
-    : (opts.memory.readThrough.get(workloadKey(w)) ?? null);
+  // A checkpoint that could not be read is relearned from the lookback; the others skip what they know already.
+  const since = relearn
+    ? null
+    : Number.isFinite(learnedUntil)
+      ? learnedUntil
+      : (opts.memory.readThrough.get(workloadKey(w)) ?? null);
   return {
     namespace: w.namespace,
     workload: w.name,
@@ -172,7 +180,7 @@ function restore(
   w: CoveredWorkload,
   container: string,
   opts: Parameters<typeof runRecommender>[0],
-): RecommenderState | undefined {
+): RecommenderState | "unreadable" | undefined {
   const text = opts.checkpointOf(w, container);
   if (text === undefined) return undefined;
   const parsed = parseCheckpoint(text, opts.settings.recommender);
@@ -182,5 +190,5 @@ function restore(
     { workload: workloadKey(w), container, error: parsed.error },
     "discarding an unreadable rightsizing checkpoint",
   );
-  return undefined;
+  return "unreadable";
 }
