@@ -109,6 +109,22 @@ describe("the rightsizing decision", () => {
     expect(c?.reasons).toEqual(expect.arrayContaining(["cpu-policy-bound", "memory-policy-bound"]));
   });
 
+  it("rounds what it shows towards the inside of decimal bounds (a max of 1G is 953Mi, a min of 100M 96Mi)", () => {
+    const bounded = (min: string, max: string): EffectiveMode => ({
+      ...audit,
+      source: "policy/bounded",
+      policy: "bounded",
+      settings: { mode: "audit", min, max },
+    });
+    const over = step(undefined, ran(t0, rec(0.2, 4000)), { modes: modes(audit, bounded("100M", "1G")) });
+    expect(over.status.containers?.[0]?.target).toMatchObject({
+      memoryRequest: "953Mi",
+      memoryLimit: "953Mi",
+    });
+    const under = step(undefined, ran(t0, rec(0.2, 20)), { modes: modes(audit, bounded("100M", "1G")) });
+    expect(under.status.containers?.[0]?.target?.memoryRequest).toBe("96Mi");
+  });
+
   it("announces a request set to zero as none set, not as an infinite change", () => {
     const d = step(undefined, ran(t0, rec(0.2, 300)), { containers: [{ ...app, cpuRequestCores: 0 }] });
     expect(d.events[0]?.note).toContain("cpu request 200m (none set)");

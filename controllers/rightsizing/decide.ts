@@ -26,7 +26,7 @@ import {
   type RecommenderConfig,
 } from "../../rightsizing/index.ts";
 import type { EffectiveMode, ModeResolution } from "../../rightsizing/modes.ts";
-import { withinPolicyBounds } from "./policy-bounds.ts";
+import { type PolicyRanges, quantityWithin, withinPolicyBounds } from "./policy-bounds.ts";
 
 export type ContainerFacts = { readonly name: string } & ContainerResources;
 
@@ -160,11 +160,16 @@ function currentValues(facts: ContainerFacts): ResourceValues {
   });
 }
 
-function valuesOf(rec: Recommendation, bound: "lower" | "target" | "upper"): ResourceValues {
+/** As status shows them: rounded, but never past the policy's bounds. */
+function valuesOf(
+  rec: Recommendation & { readonly ranges: PolicyRanges },
+  bound: "lower" | "target" | "upper",
+): ResourceValues {
+  const { cpu, memory } = rec.ranges;
   return {
-    cpuRequest: formatMillicores(rec.cpuRequestCores[bound]),
-    memoryRequest: formatMebibytes(rec.memoryRequestBytes[bound]),
-    memoryLimit: formatMebibytes(rec.memoryLimitBytes[bound]),
+    cpuRequest: quantityWithin(rec.cpuRequestCores[bound], cpu, "cores"),
+    memoryRequest: quantityWithin(rec.memoryRequestBytes[bound], memory, "bytes"),
+    memoryLimit: quantityWithin(rec.memoryLimitBytes[bound], memory, "bytes"),
   };
 }
 

@@ -13,7 +13,7 @@ export const policyBoundReasons = { cpu: "cpu-policy-bound", memory: "memory-pol
 export function withinPolicyBounds(
   rec: Recommendation,
   modes: Pick<ModeResolution, "cpu" | "memory">,
-): Recommendation & { readonly policyBound: readonly string[] } {
+): Recommendation & { readonly policyBound: readonly string[]; readonly ranges: PolicyRanges } {
   const cpu = boundsOf(modes.cpu.settings);
   const memory = boundsOf(modes.memory.settings);
   const cpuRequestCores = clampBounded(rec.cpuRequestCores, cpu);
@@ -26,10 +26,33 @@ export function withinPolicyBounds(
       ? [policyBoundReasons.memory]
       : []),
   ];
-  return { ...rec, cpuRequestCores, memoryRequestBytes, memoryLimitBytes, policyBound };
+  return {
+    ...rec,
+    cpuRequestCores,
+    memoryRequestBytes,
+    memoryLimitBytes,
+    policyBound,
+    ranges: { cpu, memory },
+  };
 }
 
-type Range = { min: number; max: number };
+export type Range = { readonly min: number; readonly max: number };
+export type PolicyRanges = { readonly cpu: Range; readonly memory: Range };
+
+/**
+ * A value within `range` as the quantity status shows: whole millicores or whole Mi, rounded to the nearest one
+ * inside the range (a max of 1G is 953Mi, not the 954Mi nearest to it, which is above it); exact units when no
+ * whole one fits.
+ */
+export function quantityWithin(value: number, range: Range, unit: "cores" | "bytes"): string {
+  const [size, suffix] = unit === "cores" ? [1e-3, "m"] : [2 ** 20, "Mi"];
+  const inside = (n: number) => n * size >= range.min * (1 - 1e-12) && n * size <= range.max * (1 + 1e-12);
+  const nearest = Math.round(value / size);
+  if (inside(nearest)) return `${nearest}${suffix}`;
+  const edge = nearest * size > range.max ? Math.floor(range.max / size) : Math.ceil(range.min / size);
+  if (inside(edge)) return `${edge}${suffix}`;
+  return unit === "cores" ? `${Math.round(value * 1e9)}n` : `${Math.round(value)}`;
+}
 
 function boundsOf(settings: { readonly min?: string; readonly max?: string } | undefined): Range {
   // The CRD's schema refuses a malformed quantity; one that got through bounds nothing.

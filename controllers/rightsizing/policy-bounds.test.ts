@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { parseQuantity } from "../../kube/quantity.ts";
+import { quantityWithin } from "./policy-bounds.ts";
+
+const MIB = 2 ** 20;
+const open = { min: 0, max: Number.POSITIVE_INFINITY };
+
+describe("a recommended value as status shows it", () => {
+  it.each([
+    {
+      what: "rounds to the nearest whole Mi without bounds",
+      value: 300.4 * MIB,
+      range: open,
+      shown: "300Mi",
+    },
+    {
+      what: "rounds down to stay under a decimal max",
+      value: 1e9,
+      range: { min: 0, max: 1e9 },
+      shown: "953Mi",
+    },
+    {
+      what: "rounds up to stay over a decimal min",
+      value: 1e8,
+      range: { min: 1e8, max: 1e12 },
+      shown: "96Mi",
+    },
+    {
+      what: "gives exact bytes when no whole Mi fits between the bounds",
+      value: 1e9,
+      range: { min: 1e9, max: 1e9 },
+      shown: "1000000000",
+    },
+  ])("$what", ({ value, range, shown }) => {
+    expect(quantityWithin(value, range, "bytes")).toBe(shown);
+  });
+
+  it.each([
+    { what: "rounds to whole millicores without bounds", value: 0.2004, range: open, shown: "200m" },
+    {
+      what: "keeps under a max between two millicores",
+      value: 0.0005,
+      range: { min: 0, max: 0.0005 },
+      shown: "0m",
+    },
+    {
+      what: "gives nanocores when no whole millicore fits between the bounds",
+      value: 0.0015,
+      range: { min: 0.0015, max: 0.0015 },
+      shown: "1500000n",
+    },
+  ])("$what", ({ value, range, shown }) => {
+    expect(quantityWithin(value, range, "cores")).toBe(shown);
+  });
+
+  it("shows a value that parses back within the bounds, for bounds across the decimal and binary units", () => {
+    for (const max of [1e9, 5e8, 123456789, 2 ** 30, 1.5e9]) {
+      for (const value of [max * 0.5, max * 0.999, max]) {
+        const shown = parseQuantity(quantityWithin(value, { min: 0, max }, "bytes"));
+        expect(shown).toBeLessThanOrEqual(max);
+      }
+    }
+  });
+});
