@@ -51,9 +51,9 @@ export type UsageTarget = {
    */
   readonly unseen?: readonly string[];
   /**
-   * Each container's memory limit in the pod template, by name: an OOM kill proves the container needed at least
-   * that much, however low the last working-set sample before it was. Taken only for kills read since a
-   * checkpoint (the last hour or so): over a first read of weeks, the limit may well have been raised since.
+   * Each container's memory limit when its kills read now happened, by name (the caller knows it: the lowest the
+   * pod template had since the last read): an OOM kill proves the container needed at least that much, however low
+   * the last working-set sample before it was. Taken only for kills read since `since`, not over a first read.
    */
   readonly memoryLimitsBytes?: Readonly<Record<string, number>>;
 };

@@ -199,4 +199,60 @@ describe("a recommender run", () => {
     });
     expect(memory.outcomes.get(workloadKey(web))).toMatchObject({ ok: false });
   });
+
+  describe("an OOM kill, booked at the memory limit it proves the container needed", () => {
+    const GIB = 2 ** 30;
+    const killAt = Math.floor((hourLater - lag) / step) * step - 6 * step;
+    /** 0.9 GiB of working set at every step asked, and one OOM kill at `killAt`. */
+    const killed: PrometheusClient = {
+      query: async () => ({ ok: true, value: [] }),
+      queryRange: async (query, range) => {
+        const pod = { namespace: "shop", pod: "web-7d9f8c6b5-wwwww", container: "app" };
+        const points: [number, number][] = [];
+        if (query.includes("OOMKilled") || query.includes("restarts")) {
+          if (killAt >= range.start && killAt <= range.end) points.push([killAt, 1]);
+        } else {
+          for (let t = range.start; t <= range.end; t += step)
+            points.push([t, query.includes("memory") ? 0.9 * GIB : 0.2]);
+        }
+        return { ok: true, value: points.length > 0 ? [{ metric: pod, points }] : [] };
+      },
+    };
+    const limited = (limitGiB: number): CoveredWorkload => ({
+      ...web,
+      containers: [{ name: "app", memoryRequestBytes: GIB, memoryLimitBytes: limitGiB * GIB }],
+    });
+    const requestAfter = async (runs: { atMs: number; limitGiB: number }[]) => {
+      const memory = new RecommenderMemory();
+      for (const { atMs, limitGiB } of runs)
+        expect((await run(killed, memory, limited(limitGiB), atMs)).ok).toBe(true);
+      const outcome = memory.outcomes.get(workloadKey(web));
+      const rec = outcome?.ok ? outcome.containers.get("app")?.recommendation : undefined;
+      expect(rec?.reasons).toContain("memory-oom-bump");
+      return (rec?.memoryRequestBytes.target ?? 0) / GIB;
+    };
+
+    it.each([
+      {
+        what: "the limit the pods had, unchanged since the last run",
+        limits: [1, 1],
+        atLeast: 1.2,
+        below: 2,
+      },
+      { what: "the old limit, raised to 8 GiB after the kill", limits: [1, 8], atLeast: 1.2, below: 2 },
+      { what: "the limit lowered to before the kill", limits: [2, 1], atLeast: 1.2, below: 2 },
+    ])("takes $what", async ({ limits, atLeast, below }) => {
+      const request = await requestAfter([
+        { atMs: firstRunAt, limitGiB: limits[0] ?? 1 },
+        { atMs: hourLater, limitGiB: limits[1] ?? 1 },
+      ]);
+      expect(request).toBeGreaterThanOrEqual(atLeast);
+      expect(request).toBeLessThan(below);
+    });
+
+    it("takes only the working set before the kill in a process's first read, when the limit may have changed since", async () => {
+      const request = await requestAfter([{ atMs: hourLater, limitGiB: 8 }]);
+      expect(request).toBeLessThan(2);
+    });
+  });
 });

@@ -59,6 +59,11 @@ export class RecommenderMemory {
   readonly outcomes = new Map<string, RunOutcome>();
   /** Per workload key, the newest step a successful run read its usage through. */
   readonly readThrough = new Map<string, number>();
+  /**
+   * Per container key, the lowest memory limit its pod template had at the runs since its usage was last read
+   * (that read's included): a kill read now happened at one of them, or at one changed between two runs.
+   */
+  readonly limitsSinceRead = new Map<string, number>();
 
   /** Forgets workloads no longer covered, so memory follows the cluster. */
   retain(covered: readonly CoveredWorkload[]): void {
@@ -68,6 +73,7 @@ export class RecommenderMemory {
     );
     for (const key of this.outcomes.keys()) if (!workloads.has(key)) this.outcomes.delete(key);
     for (const key of this.readThrough.keys()) if (!workloads.has(key)) this.readThrough.delete(key);
+    for (const key of this.limitsSinceRead.keys()) if (!containers.has(key)) this.limitsSinceRead.delete(key);
     for (const key of this.states.keys()) if (!containers.has(key)) this.states.delete(key);
   }
 }
@@ -86,6 +92,7 @@ export async function runRecommender(opts: {
   memory.retain(covered);
   const fail = (error: string, queries: readonly UsageQueryRecord[]): RunSummary => {
     for (const w of covered) memory.outcomes.set(workloadKey(w), { ok: false, atMs: nowMs, error });
+    noteLimits(covered, memory, false);
     return { ok: false, workloads: covered.length, containers: 0, queries, error };
   };
   // Asked every run, even when no range query is due: "metrics source healthy" gates auto-patch.
@@ -106,6 +113,7 @@ export async function runRecommender(opts: {
       memory.states.set(key, foldHistory(state, history, settings.recommender));
     }
   }
+  noteLimits(covered, memory, true);
   let containers = 0;
   for (const w of covered) {
     memory.readThrough.set(workloadKey(w), untilMs);
@@ -171,9 +179,38 @@ function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>
     since,
     ...(since !== null && unseen.length > 0 ? { unseen } : {}),
     memoryLimitsBytes: Object.fromEntries(
-      w.containers.flatMap((c) => (c.memoryLimitBytes === undefined ? [] : [[c.name, c.memoryLimitBytes]])),
+      w.containers.flatMap((c) => {
+        const limit = limitAtKills(
+          c.memoryLimitBytes,
+          opts.memory.limitsSinceRead.get(containerKey(usageIdentity(w), c.name)),
+        );
+        return limit === undefined ? [] : [[c.name, limit]];
+      }),
     ),
   };
+}
+
+/**
+ * The memory limit a kill read this run proves the container needed: the lowest its template had since the last
+ * read. Unknown in a process's first run (the template may have changed since the kill: a limit raised after it
+ * would be taken for what the container needed), and for a container without a limit.
+ */
+function limitAtKills(now: number | undefined, sinceRead: number | undefined): number | undefined {
+  return now === undefined || sinceRead === undefined ? undefined : Math.min(now, sinceRead);
+}
+
+/** Keeps the limits this run saw for the next: the current one after a read, else the lowest since the last read. */
+function noteLimits(covered: readonly CoveredWorkload[], memory: RecommenderMemory, read: boolean): void {
+  for (const w of covered) {
+    for (const c of w.containers) {
+      const key = containerKey(usageIdentity(w), c.name);
+      const before = memory.limitsSinceRead.get(key);
+      if (c.memoryLimitBytes === undefined) memory.limitsSinceRead.delete(key);
+      else if (read) memory.limitsSinceRead.set(key, c.memoryLimitBytes);
+      // Not read yet in this process: what the limit was before it started is not known.
+      else if (before !== undefined) memory.limitsSinceRead.set(key, Math.min(before, c.memoryLimitBytes));
+    }
+  }
 }
 
 function restore(
