@@ -417,7 +417,9 @@ async function main() {
       `(${d.budgetGain} log-odds per slot of awake time beyond what (a) would spend), ` +
       `pre-wake lead ${d.prewakeLeadMs / MINUTE_MS} min, advice suspended after a silence with < ` +
       `${d.missedLikelihood * 100}% chance, acted on from confidence ${d.activateAt}\n` +
-      `policy (c): idle window ${IDLE_MS / MINUTE_MS} min once the forecast is trusted, ` +
+      `policy (c): idle window ${IDLE_MS / MINUTE_MS} min once the forecast is trusted ` +
+      `(${Math.round((IDLE_MS * d.quietIdleWindowShare) / MINUTE_MS)} min where it gives this slot and the next ` +
+      `less than a ${Math.round(d.quietProbability * 100)}% chance of activity), ` +
       `${UNTRUSTED_IDLE_MS / MINUTE_MS} min (as (a)) while it is learning or in shadow; in a ManagedWorkload: ` +
       `spec.idle.window ${UNTRUSTED_IDLE_MS / MINUTE_MS}m, spec.forecast.idleWindow unset (half of it), ` +
       `spec.forecast.prewake ${d.prewakeLeadMs / MINUTE_MS}m (its default, ${DEFAULT_PREWAKE_MS / MINUTE_MS}m, ` +

@@ -88,6 +88,15 @@ export type ForecastConfig = {
   /** Wake this long before the first slot with activity expected (the wake itself takes time). */
   prewakeLeadMs: number;
   /**
+   * While the forecast is trusted, a chance of activity below this in the current slot and the next (see
+   * `isQuietAhead`) shortens the idle window to `quietIdleWindowShare` of the trusted one: a burst in hours
+   * the pattern calls quiet (a nightly job, a late request) is seldom followed by another, and the awake
+   * time saved there is spent by the budget where activity is expected. 0: never.
+   */
+  quietProbability: number;
+  /** Share of the trusted idle window that applies while the forecast calls the next slots quiet. */
+  quietIdleWindowShare: number;
+  /**
    * Pre-wake and veto are suspended while the current silence (a holiday, a changed schedule, a weekend
    * a daily-only model takes for a working day) had less than this chance under the forecasts made as
    * it went (see `silence.ts`); they resume with the next activity, or after `missedResetQuietSlots`
@@ -140,6 +149,8 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   budgetGain: 0.05,
   activityThreshold: 0,
   prewakeLeadMs: 2 * 60 * 1000,
+  quietProbability: 0.1,
+  quietIdleWindowShare: 2 / 3,
   missedLikelihood: 0.005,
   missedResetQuietSlots: 4,
   suspendAfterMissedSlots: Number.POSITIVE_INFINITY,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
-import { clockAdvice, decide } from "./decide.ts";
+import { clockAdvice, decide, trustedIdleWindow } from "./decide.ts";
 import { createEngine, type ForecastEngine, observeAll } from "./engine.ts";
 import { forecastProbability, forecastSlots, patternMean } from "./forecast.ts";
 import { DAY_SLOTS, type GridPoint, slotStartMs } from "./grid.ts";
@@ -50,6 +50,21 @@ describe("forecast decisions", () => {
     expect(decision.vetoReason.code).toBe(
       veto ? "activity-forecast-in-idle-window" : "quiet-forecast-in-idle-window",
     );
+  });
+
+  it.each([
+    { name: "in the night, shortens the trusted window to two thirds", at: 3 * 60, window: 10, rule: config },
+    { name: "the quarter hour before office hours, keeps it", at: 7 * 60 + 45, window: 15, rule: config },
+    { name: "in office hours, keeps it", at: 11 * 60, window: 15, rule: config },
+    {
+      name: "with the rule off (quietProbability 0), keeps it",
+      at: 3 * 60,
+      window: 15,
+      rule: { ...config, quietProbability: 0 },
+    },
+  ])("where the forecast expects no activity in this slot and the next: $name", ({ at, window, rule }) => {
+    const nowMs = slotStartMs(mondaySlot(0)) + at * MINUTE;
+    expect(trustedIdleWindow(trained, nowMs, 15 * MINUTE, rule)).toBe(window * MINUTE);
   });
 
   it("gives the same decision at every look within a slot where activity is forecast", () => {

@@ -141,6 +141,37 @@ function actionableReasonOf(phase: Phase, score: number): Reason<ActionableCode>
   return { code: "learning", message: "too little history: the activity clock decides alone" };
 }
 
+/** Slots, the current one first, whose chance decides whether the forecast calls the time ahead quiet. */
+export const QUIET_SLOTS = 2;
+
+/**
+ * Whether the learned pattern gives each of the current slot and the next a chance of activity below the
+ * config's `quietProbability` (false without a model, or with the rule off). The chance is the pattern's, as
+ * for decisions: the activity just seen is the idle window's business.
+ */
+export function isQuietAhead(engine: ForecastEngine, nowMs: number, config: ForecastConfig): boolean {
+  if (!(config.quietProbability > 0)) return false;
+  const first = slotOf(nowMs);
+  for (let slot = first; slot < first + QUIET_SLOTS; slot++) {
+    const mean = patternMean(engine, slot, config);
+    if (mean === null) return false;
+    if (activityProbability(mean, engine.burstSize) >= config.quietProbability) return false;
+  }
+  return true;
+}
+
+/** The idle window while the forecast is trusted: `trustedWindowMs`, shortened where it calls the next slots quiet. */
+export function trustedIdleWindow(
+  engine: ForecastEngine,
+  nowMs: number,
+  trustedWindowMs: number,
+  config: ForecastConfig,
+): number {
+  return isQuietAhead(engine, nowMs, config)
+    ? Math.round(trustedWindowMs * config.quietIdleWindowShare)
+    : trustedWindowMs;
+}
+
 /** undefined: no model; null: nothing above threshold in range; else the first slot above it. */
 function firstSlotWithActivity(
   engine: ForecastEngine,

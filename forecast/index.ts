@@ -16,7 +16,10 @@ export {
   type DecisionInput,
   decide,
   type ForecastDecision,
+  isQuietAhead,
   type PrewakeCode,
+  QUIET_SLOTS,
+  trustedIdleWindow,
   type VetoCode,
 } from "./decide.ts";
 export {

@@ -15,10 +15,12 @@ import {
   isActive,
   observe,
   observeAll,
+  QUIET_SLOTS,
   SLOT_MS,
   slotOf,
   slotStartMs,
   spendBudget,
+  trustedIdleWindow,
 } from "../../forecast/index.ts";
 import type { Trace } from "../traces/trace.ts";
 
@@ -220,7 +222,9 @@ function reconcile(
   const idleFrom = Math.max(sim.lastActivityMs ?? sim.awakeSinceMs, sim.awakeSinceMs);
   // As in the operator: suspended advice (the forecast missed) leaves the clock alone, with the full window.
   const trusted = policy.useForecast && isActive(engine.phase) && !adviceSuspended(engine, config);
-  const idleWindowMs = trusted ? policy.idleWindowMs : (policy.untrustedIdleWindowMs ?? policy.idleWindowMs);
+  const idleWindowMs = trusted
+    ? trustedWindow(policy, engine, nowMs, config)
+    : (policy.untrustedIdleWindowMs ?? policy.idleWindowMs);
   const needsAdvice = trusted && !policy.ignoreAdvice && (sim.paused || nowMs - idleFrom >= idleWindowMs);
   const forecast = needsAdvice ? adviceFor(policy, engine, nowMs, idleWindowMs, config) : null;
   const outcome = decideClock({
@@ -241,6 +245,25 @@ function reconcile(
   } else if (outcome.reason.startsWith("pause vetoed")) {
     result.vetoedChecks++;
   }
+}
+
+/** The trusted idle window, shortened where the forecast (or the oracle's chances) calls the next slots quiet. */
+function trustedWindow(
+  policy: Policy,
+  engine: ForecastEngine,
+  nowMs: number,
+  config: ForecastConfig,
+): number {
+  if (policy.ignoreAdvice) return policy.idleWindowMs;
+  if (!policy.oracle) return trustedIdleWindow(engine, nowMs, policy.idleWindowMs, config);
+  const oracle = policy.oracle;
+  const first = slotOf(nowMs);
+  const quiet =
+    config.quietProbability > 0 &&
+    Array.from({ length: QUIET_SLOTS }, (_, i) => oracle(first + i)).every(
+      (c) => c < config.quietProbability,
+    );
+  return quiet ? Math.round(policy.idleWindowMs * config.quietIdleWindowShare) : policy.idleWindowMs;
 }
 
 function adviceFor(

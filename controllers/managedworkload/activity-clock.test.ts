@@ -41,6 +41,16 @@ describe("activity clock", () => {
       reason: /idle window/,
     },
     {
+      name: "says why the forecast's idle window is shorter with the pause it allows",
+      input: awake({
+        lastActivityMs: NOW - 11 * MIN,
+        idleWindowMs: 10 * MIN,
+        forecast: { ...quiet, idleWindowMs: 10 * MIN, idleWindowNote: "shortened: quiet hours" },
+      }),
+      action: "pause",
+      reason: /idle for 11 min, at least the idle window of 10 min \(shortened: quiet hours\)/,
+    },
+    {
       name: "does not pause when the forecast vetoes",
       input: awake({ lastActivityMs: NOW - 20 * MIN, forecast: busy }),
       action: "stay",

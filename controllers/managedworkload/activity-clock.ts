@@ -11,6 +11,8 @@ export type ForecastAdvice = {
   reason: string;
   /** The idle window to use while this advice holds (spec.forecast.idleWindow); absent: the workload's own. */
   idleWindowMs?: number;
+  /** Why that window is what it is, when it is not simply the spec's: said with the pause it allows. */
+  idleWindowNote?: string;
 };
 
 export type ClockInput = {
@@ -95,9 +97,10 @@ function decideAwake(input: ClockInput): ClockOutcome {
       byForecast: "veto",
     };
   }
+  const note = forecast?.idleWindowNote ? ` (${forecast.idleWindowNote})` : "";
   return {
     action: "pause",
-    reason: `idle for ${minutes(idleForMs)}, at least the idle window of ${minutes(idleWindowMs)}`,
+    reason: `idle for ${minutes(idleForMs)}, at least the idle window of ${minutes(idleWindowMs)}${note}`,
     nextCheckAtMs: null,
   };
 }

@@ -213,7 +213,8 @@ describe("the forecast book", () => {
   ])("$what", ({ spec, veto, window }) => {
     const now = Date.parse("2026-11-23T09:30:00Z");
     const state = dailyPatternState(now, 21);
-    const look = new ForecastBook().look(
+    // The quiet half hour before the traffic would shorten the window (see the next test): not what is tested here.
+    const look = new ForecastBook({ quietProbability: 0 }).look(
       "k",
       mw(spec, { phase: "x", confidence: 0, state }),
       now,
@@ -221,6 +222,37 @@ describe("the forecast book", () => {
     );
     expect(look.advice?.vetoPause).toBe(veto);
     expect(look.advice?.idleWindowMs).toBe(window);
+  });
+
+  it("shortens a trusted forecast's window to two thirds where the next two slots are forecast quiet", () => {
+    const state = dailyPatternState(Date.parse("2026-11-23T09:30:00Z"), 21);
+    const at = (iso: string) =>
+      new ForecastBook().look(
+        "k",
+        mw({}, { phase: "x", confidence: 0, state }),
+        Date.parse(iso),
+        30 * 60_000,
+      );
+    // 09:30 and 09:45 are quiet: 10 minutes instead of 15, and the pause it allows says why; at 09:45 the next
+    // slot has the traffic.
+    const quiet = at("2026-11-23T09:30:00Z").advice;
+    expect(quiet?.idleWindowMs).toBe(10 * 60_000);
+    expect(quiet?.idleWindowNote).toMatch(/expects no activity in this quarter hour or the next/);
+    const before = at("2026-11-23T09:45:00Z").advice;
+    expect(before?.idleWindowMs).toBe(15 * 60_000);
+    expect(before?.idleWindowNote).toBeUndefined();
+  });
+
+  it("keeps the trusted window spec.forecast.idleWindow sets, quiet hours or not", () => {
+    const now = Date.parse("2026-11-23T09:30:00Z");
+    const state = dailyPatternState(now, 21);
+    const look = new ForecastBook().look(
+      "k",
+      mw({ forecast: { idleWindow: "15m" } }, { phase: "x", confidence: 0, state }),
+      now,
+      30 * 60_000,
+    );
+    expect(look.advice?.idleWindowMs).toBe(15 * 60_000);
   });
 
   it("keeps its advice suspended across a restart: slots nobody watched neither end the silence nor add to it", () => {

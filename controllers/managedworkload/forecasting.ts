@@ -43,6 +43,7 @@ import {
   slotOf,
   slotStartMs,
   spendBudget,
+  trustedIdleWindow,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
 import { PAUSE_BLOCKED_REASONS, PAUSED_BY_HAND, pausedFor, timeOf } from "./decide.ts";
@@ -238,7 +239,13 @@ export class ForecastBook {
       entry.saveDueAtMs = nowMs + hourMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
-    const windowMs = isActive(entry.engine.phase) ? trustedWindowMs : idleWindowMs;
+    const windowMs = isActive(entry.engine.phase)
+      ? defaultTrustedWindow(mw)
+        ? // Shorter still where the forecast calls this slot and the next quiet (see `isQuietAhead`); a window
+          // the spec sets is kept as set.
+          trustedIdleWindow(entry.engine, nowMs, trustedWindowMs, config)
+        : trustedWindowMs
+      : idleWindowMs;
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
     const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
     this.#followSuspension(entry, decision, nowMs);
@@ -256,8 +263,11 @@ export class ForecastBook {
       ...(entry.savedAtMs !== null ? { savedAt: iso(entry.savedAtMs) } : {}),
     };
     const advice = clockAdvice(decision);
+    const quiet = windowMs < trustedWindowMs;
     return {
-      advice: advice ? { ...advice, idleWindowMs: trustedWindowMs } : advice,
+      advice: advice
+        ? { ...advice, idleWindowMs: windowMs, ...(quiet ? { idleWindowNote: QUIET_WINDOW_NOTE } : {}) }
+        : advice,
       prediction,
       notices: entry.unsent,
     };
@@ -509,6 +519,13 @@ function restoredThreshold(value: unknown, config: ForecastConfig): number {
  * The idle window while the forecast is trusted: spec.forecast.idleWindow, by default half of
  * spec.idle.window, and never longer than it (a trusted forecast only shortens the wait).
  */
+/** spec.forecast.idleWindow is unset: its default applies, which the forecast shortens in quiet hours. */
+function defaultTrustedWindow(mw: ManagedWorkload): boolean {
+  return mw.spec.forecast?.idleWindow === undefined;
+}
+
+const QUIET_WINDOW_NOTE = "shortened: the forecast expects no activity in this quarter hour or the next";
+
 function trustedIdleWindowMs(mw: ManagedWorkload, idleWindowMs: number): number {
   const set = mw.spec.forecast?.idleWindow;
   return Math.min(idleWindowMs, set ? parseDuration(set) : idleWindowMs / 2);
