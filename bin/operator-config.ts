@@ -71,12 +71,13 @@ export class ConfigError extends Error {
 }
 
 /**
- * Longest --shutdown-delay: with the controllers' drain (at most the 10 s renew deadline) and releasing the Lease,
- * shutdown must stay inside the manifest's terminationGracePeriodSeconds (30).
+ * Longest --shutdown-delay: with the controllers' drain (at most the 10 s renew deadline, and 5 s for aborted
+ * reconciles to settle), releasing the Lease (5 s) and closing the metrics server (5 s), shutdown must stay
+ * inside the manifest's terminationGracePeriodSeconds (45).
  */
 const maxShutdownDelay = {
   ms: 10_000,
-  text: "10s (shutdown must finish within the pod's 30 s grace period)",
+  text: "10s (shutdown must finish within the pod's 45 s grace period)",
 };
 
 /** Parses flags (the last of a repeated flag wins) over environment defaults. Throws a ConfigError that says what to fix. */

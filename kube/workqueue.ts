@@ -73,7 +73,7 @@ export interface QueueLogger {
 }
 
 /**
- * How long shutdown waits for aborted reconciles to settle: within the pod's 30 s grace period, beside the drain,
+ * How long shutdown waits for aborted reconciles to settle: within the pod's 45 s grace period, beside the drain,
  * the Lease release and --shutdown-delay (see bin/operator-config.ts).
  */
 export const ABORTED_SETTLE_MS = 5_000;

@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { ApiException } from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { parseQuantity } from "../../kube/quantity.ts";
 import { type Clients, clusterClients } from "./cluster.ts";
 import { repoRoot } from "./crds.ts";
 
@@ -29,7 +30,12 @@ const appliable = names.filter((n) => n !== "cert-manager");
 interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
   // biome-ignore lint/suspicious/noExplicitAny: manifests are read as untyped YAML and asserted on.
   [field: string]: any;
 }
@@ -105,9 +111,30 @@ describe("the install manifests", () => {
     expect(out).toContain("validatingwebhookconfiguration.admissionregistration.k8s.io/napwake");
   });
 
+  it.each(names)(
+    "%s gives people view and edit of ManagedWorkloads through Kubernetes' own roles",
+    (name) => {
+      const role = (roleName: string) => find(name, "ClusterRole", roleName);
+      expect(role("napwake-view").metadata.labels).toMatchObject({
+        "rbac.authorization.k8s.io/aggregate-to-view": "true",
+        "rbac.authorization.k8s.io/aggregate-to-edit": "true",
+      });
+      expect(role("napwake-edit").metadata.labels).toMatchObject({
+        "rbac.authorization.k8s.io/aggregate-to-edit": "true",
+      });
+      expect(role("napwake-edit").metadata.labels).not.toHaveProperty(
+        "rbac.authorization.k8s.io/aggregate-to-view",
+      );
+      // Rightsizings are the operator's to write.
+      expect(role("napwake-edit").rules.flatMap((r: Rule) => r.resources)).toEqual(["managedworkloads"]);
+    },
+  );
+
   it.each(names)("%s grants no wildcard and writes workloads only through the scale subresource", (name) => {
     const rules: Rule[] = objects(name)
-      .filter((o) => o.kind === "ClusterRole" || o.kind === "Role")
+      .filter(
+        (o) => (o.kind === "ClusterRole" || o.kind === "Role") && o.metadata.name === "napwake-operator",
+      )
       .flatMap((o) => o.rules as Rule[]);
     for (const rule of rules) {
       expect(rule.verbs).not.toContain("*");
@@ -141,10 +168,10 @@ describe("the install manifests", () => {
       "events: create",
       "leases: create",
       "leases: get,update",
-      "managedworkloads/status: get,patch,update",
+      "managedworkloads/status: patch",
       "managedworkloads: get,list,watch,create,patch,delete",
-      "mutatingwebhookconfigurations: get,list,watch,patch",
-      "rightsizings/status: get,patch,update",
+      "mutatingwebhookconfigurations: get,patch",
+      "rightsizings/status: patch",
       "rightsizings: get,list,watch,create,patch,delete",
       "scaledobjects: get,list,watch,patch",
       "secrets: create",
@@ -153,7 +180,7 @@ describe("the install manifests", () => {
       "statefulsets: get,list,watch,patch",
       "subjectaccessreviews: create",
       "tokenreviews: create",
-      "validatingwebhookconfigurations: get,list,watch,patch",
+      "validatingwebhookconfigurations: get,patch",
     ]);
   });
 
@@ -177,7 +204,10 @@ describe("the install manifests", () => {
     expect(c.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
     expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "health" });
     expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "health" });
-    expect(c.env.map((e: { name: string }) => e.name)).toEqual(["POD_NAMESPACE", "POD_NAME"]);
+    expect(c.env.map((e: { name: string }) => e.name)).toEqual(["NODE_OPTIONS", "POD_NAMESPACE", "POD_NAME"]);
+    // The V8 heap leaves room within the memory limit for buffers and native memory.
+    const heapMiB = Number(/--max-old-space-size=(\d+)/.exec(c.env[0].value)?.[1]);
+    expect(heapMiB * 2 ** 20).toBeLessThanOrEqual(parseQuantity(c.resources.limits.memory) * 0.8);
     expect(c.args[0]).toBe("operator");
   });
 
@@ -222,13 +252,22 @@ describe("the install manifests", () => {
     expect(operator("production").spec.replicas).toBe(2);
     expect(container("production").image).not.toBe("napwake:dev");
     expect(operator("production").spec.template.spec.topologySpreadConstraints).toHaveLength(2);
-    expect(find("production", "PodDisruptionBudget", "napwake-operator").spec.minAvailable).toBe(1);
+    const pdb = find("production", "PodDisruptionBudget", "napwake-operator");
+    expect(pdb.spec.minAvailable).toBe(1);
+    // Unready replicas never hold a drain.
+    expect(pdb.spec.unhealthyPodEvictionPolicy).toBe("AlwaysAllow");
   });
 
-  it("cert-manager: annotates both webhook configurations and mounts the issued Secret", () => {
+  it("cert-manager: issues from a CA of its own, injects that CA into both webhook configurations and mounts the issued Secret", () => {
     const certificate = find("cert-manager", "Certificate", "napwake-webhook");
-    const injectFrom = `${certificate.metadata.namespace}/${certificate.metadata.name}`;
-    expect(injectFrom).toBe("napwake-system/napwake-webhook");
+    const ca = find("cert-manager", "Certificate", "napwake-ca");
+    // The serving certificate renews against a CA that stays: what the API server trusts does not change with it.
+    expect(ca.spec.isCA).toBe(true);
+    expect(ca.spec.issuerRef.name).toBe(find("cert-manager", "Issuer", "napwake-selfsigned").metadata.name);
+    const caIssuer = find("cert-manager", "Issuer", certificate.spec.issuerRef.name);
+    expect(caIssuer.spec.ca.secretName).toBe(ca.spec.secretName);
+    const injectFrom = `${ca.metadata.namespace}/${ca.metadata.name}`;
+    expect(injectFrom).toBe("napwake-system/napwake-ca");
     for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
       expect(find("cert-manager", kind, "napwake").metadata.annotations).toEqual({
         "cert-manager.io/inject-ca-from": injectFrom,
@@ -237,9 +276,6 @@ describe("the install manifests", () => {
     expect(certificate.spec.dnsNames).toContain("napwake-webhook.napwake-system.svc");
     // The metrics endpoint serves the same certificate.
     expect(certificate.spec.dnsNames).toContain("napwake-metrics.napwake-system.svc");
-    expect(certificate.spec.issuerRef.name).toBe(
-      find("cert-manager", "Issuer", "napwake-selfsigned").metadata.name,
-    );
     const c = container("cert-manager");
     expect(c.args).toContain("--cert-source=cert-manager");
     expect(c.args).not.toContain("--cert-source=self");
