@@ -305,6 +305,13 @@ describe("fetchUsage", () => {
     ).toEqual([at(10), at(11), at(12)]);
   });
 
+  it("reads no further back than the lookback when resuming from a checkpoint older than it", async () => {
+    const client = fakeClient(steady);
+    const result = await fetchUsage(client, [{ ...api, since: at(-100) }], at(12), config);
+    expect(client.calls.every((c) => c.start === at(0) && c.end === at(12))).toBe(true);
+    expect(result.ok && result.value.histories.get("shop/Deployment/api/app")?.samples[0]?.t).toBe(at(0));
+  });
+
   it("asks nothing when the checkpoint is up to date", async () => {
     const client = fakeClient(steady);
     const result = await fetchUsage(client, [{ ...api, since: at(12) }], at(12), config);

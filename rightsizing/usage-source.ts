@@ -143,10 +143,14 @@ function podOwnersOf(targets: readonly UsageTarget[]): PodOwners {
 const wantsContainer = (target: UsageTarget, container: string): boolean =>
   target.containers.length === 0 || target.containers.includes(container);
 
-/** Step-aligned start of the first step not yet folded. */
+/**
+ * Step-aligned start of the first step not yet folded, never before the lookback: a checkpoint weeks old (the
+ * operator was down) resumes from there, and the steps before it count as they would have read, absent.
+ */
 function startFor(target: UsageTarget, until: number, config: UsageSourceConfig): number {
-  if (target.since === null) return alignUp(until - config.lookbackMs, config.stepMs);
-  return alignDown(target.since, config.stepMs) + config.stepMs;
+  const lookbackStart = alignUp(until - config.lookbackMs, config.stepMs);
+  if (target.since === null) return lookbackStart;
+  return Math.max(lookbackStart, alignDown(target.since, config.stepMs) + config.stepMs);
 }
 
 type Job = { readonly metric: UsageMetric; readonly query: string; readonly window: TimeWindow };
