@@ -238,6 +238,8 @@ async function recommendations(
   const namespace = command.allNamespaces ? null : (command.namespace ?? cluster.namespace);
   const rows = recommendationRows(await listRightsizings(cluster, namespace), ref);
   if (!rows.length) {
+    // Asked for by name, like `kubectl get <kind> <name>`: nothing found is an error.
+    if (ref) throw new PluginError(noRecommendationsMessage(namespace, ref).trimEnd());
     warn(noRecommendationsMessage(namespace, ref));
     return "";
   }

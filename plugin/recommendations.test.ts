@@ -193,26 +193,28 @@ describe("formatRecommendationsTable", () => {
 });
 
 describe("noRecommendationsMessage", () => {
+  const off = (them: string, their: string) =>
+    `rightsizing is off for ${them} (a RightsizingPolicy, ${their} napwake.dev/cpu-mode and memory-mode annotations, or the operator's defaults; never in kube-* namespaces), or the recommender has not run yet (it reads Prometheus, every hour).`;
   it.each([
     [
       "shop",
       null,
-      "No Rightsizing objects in namespace shop: no RightsizingPolicy selects its workloads (kubectl get rightsizingpolicies), or the recommender has not run yet.\n",
+      `No Rightsizing objects in namespace shop: no Deployment or StatefulSet there, ${off("them", "their")} Use -A to look in every namespace.\n`,
     ],
     [
       null,
       null,
-      "No Rightsizing objects in any namespace: no RightsizingPolicy selects a workload (kubectl get rightsizingpolicies), or the recommender has not run yet.\n",
+      `No Rightsizing objects in any namespace: no Deployment or StatefulSet there, ${off("them", "their")}\n`,
     ],
     [
       "shop",
       { kind: "StatefulSet" as const, name: "db" },
-      "No Rightsizing for statefulset/db in namespace shop: no RightsizingPolicy selects it (kubectl get rightsizingpolicies), or the recommender has not run yet.\n",
+      `No Rightsizing for statefulset/db in namespace shop: the workload is not there, ${off("it", "its")}\n`,
     ],
     [
       null,
       { kind: null, name: "web" },
-      "No Rightsizing for web in any namespace: no RightsizingPolicy selects it (kubectl get rightsizingpolicies), or the recommender has not run yet.\n",
+      `No Rightsizing for web in any namespace: the workload is not there, ${off("it", "its")}\n`,
     ],
   ])("in %s for %o", (namespace, ref, text) => {
     expect(noRecommendationsMessage(namespace, ref)).toBe(text);

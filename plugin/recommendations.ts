@@ -131,13 +131,20 @@ export function formatRecommendationsTable(
   return alignColumns([header, ...cells]);
 }
 
-/** What to say when there is nothing to show, and the two usual causes. */
+/**
+ * What to say when there is nothing to show, and the usual causes. Rightsizing is in audit by default, so a
+ * workload without one is usually one that is not there, or one it is turned off for.
+ */
 export function noRecommendationsMessage(namespace: string | null, ref: WorkloadRef | null): string {
   const where = namespace === null ? "in any namespace" : `in namespace ${namespace}`;
-  const why = "or the recommender has not run yet";
-  const policies = "(kubectl get rightsizingpolicies)";
-  if (ref === null)
-    return `No Rightsizing objects ${where}: no RightsizingPolicy selects ${namespace === null ? "a workload" : "its workloads"} ${policies}, ${why}.\n`;
+  const off = (them: string, their: string) =>
+    `rightsizing is off for ${them} (a RightsizingPolicy, ${their} napwake.dev/cpu-mode and memory-mode annotations, ` +
+    "or the operator's defaults; never in kube-* namespaces)";
+  const notRun = "or the recommender has not run yet (it reads Prometheus, every hour)";
+  if (ref === null) {
+    const hint = namespace === null ? "" : " Use -A to look in every namespace.";
+    return `No Rightsizing objects ${where}: no Deployment or StatefulSet there, ${off("them", "their")}, ${notRun}.${hint}\n`;
+  }
   const workload = ref.kind === null ? ref.name : describeTarget(ref.kind, ref.name);
-  return `No Rightsizing for ${workload} ${where}: no RightsizingPolicy selects it ${policies}, ${why}.\n`;
+  return `No Rightsizing for ${workload} ${where}: the workload is not there, ${off("it", "its")}, ${notRun}.\n`;
 }

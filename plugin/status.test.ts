@@ -71,6 +71,15 @@ describe("statusRows", () => {
             pausedAt: ago(7_500),
             lastActivity: { time: ago(9_000), source: "cpu" },
             prediction: { phase: "Quiet" },
+            conditions: [
+              {
+                type: "Paused",
+                status: "True",
+                reason: "Idle",
+                message: "paused",
+                lastTransitionTime: ago(7_500),
+              },
+            ],
           },
         }),
       ],
@@ -82,6 +91,7 @@ describe("statusRows", () => {
       name: "web",
       target: "deployment/web",
       phase: "Paused",
+      reason: "Idle",
       replicas: 0,
       heldReplicas: 3,
       lastActivity: ago(9_000),
@@ -127,6 +137,50 @@ describe("statusRows", () => {
       { forecast: null },
     ],
     ["dry-run with nothing saved yet as zero", mw("api", { dryRun: true }), { dryRunSavedReplicaHours: 0 }],
+    [
+      "why an awake workload is awake: its Paused condition's reason",
+      mw("api", {
+        status: {
+          phase: "Awake",
+          conditions: [
+            {
+              type: "Paused",
+              status: "False",
+              reason: "ForecastVeto",
+              message: "vetoed",
+              lastTransitionTime: ago(60),
+            },
+          ],
+        },
+      }),
+      { reason: "ForecastVeto" },
+    ],
+    [
+      "why an unmanaged workload is: its Managed condition's reason",
+      mw("api", {
+        status: {
+          phase: "Unmanaged",
+          conditions: [
+            {
+              type: "Paused",
+              status: "False",
+              reason: "Active",
+              message: "awake",
+              lastTransitionTime: ago(60),
+            },
+            {
+              type: "Managed",
+              status: "False",
+              reason: "ScaledToZeroOutside",
+              message: "scaled to zero outside Napwake",
+              lastTransitionTime: ago(60),
+            },
+          ],
+        },
+      }),
+      { reason: "ScaledToZeroOutside" },
+    ],
+    ["no conditions yet as no reason", mw("api", { status: { phase: "Awake" } }), { reason: null }],
   ])("reads %s", (_, managed, expected) => {
     expect(statusRows([managed], targets, now)[0]).toMatchObject(expected);
   });
@@ -159,9 +213,9 @@ describe("formatStatusTable", () => {
   it("aligns columns, one row per ManagedWorkload, missing values as -", () => {
     expect(formatStatusTable(rows, { allNamespaces: false })).toBe(
       [
-        "NAME   TARGET           PHASE    REPLICAS     IDLE FOR   PAUSED SINCE   FORECAST   DRY-RUN SAVED",
-        "api    deployment/api   DryRun   2            45s        -              -          12.35 replica-h",
-        "web    deployment/web   Paused   0 (3 held)   2h30m      2h5m           -          -",
+        "NAME   TARGET           PHASE    REASON   REPLICAS     IDLE FOR   PAUSED SINCE   FORECAST   DRY-RUN SAVED",
+        "api    deployment/api   DryRun   -        2            45s        -              -          12.35 replica-h",
+        "web    deployment/web   Paused   -        0 (3 held)   2h30m      2h5m           -          -",
         "",
       ].join("\n"),
     );

@@ -3,7 +3,7 @@
  * table. Pure; the time is given.
  */
 import type { V1ObjectMeta } from "@kubernetes/client-node";
-import { annotations } from "../api/keys.ts";
+import { annotations, conditionTypes } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
 import { describeTarget } from "./workload-ref.ts";
 
@@ -23,6 +23,11 @@ export interface StatusRow {
   name: string;
   target: string;
   phase: string | null;
+  /**
+   * Why it is in that phase, as a condition's reason: the Managed condition's while Unmanaged, else the Paused
+   * condition's (Idle, Requested, ForecastVeto, PreWake, Active, ActivityUnknown...).
+   */
+  reason: string | null;
   /** The target's spec.replicas; null when the target was not read (missing, or not allowed). */
   replicas: number | null;
   /** The count Napwake restores on resume, while paused. */
@@ -63,6 +68,7 @@ function statusRow(
     name,
     target: describeTarget(ref.kind, ref.name),
     phase: status.phase ?? null,
+    reason: phaseReason(status),
     replicas: target ? target.replicas : null,
     heldReplicas: heldReplicas(status.pausedFrom, target),
     lastActivity,
@@ -80,6 +86,11 @@ function heldReplicas(fromStatus: number | undefined, target: TargetReplicas | u
   if (fromStatus !== undefined) return fromStatus;
   const raw = target?.annotations[annotations.pausedFrom];
   return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
+}
+
+function phaseReason(status: NonNullable<ManagedWorkload["status"]>): string | null {
+  const type = status.phase === "Unmanaged" ? conditionTypes.managed : conditionTypes.paused;
+  return status.conditions?.find((c) => c.type === type)?.reason || null;
 }
 
 function forecastPhase(prediction: Record<string, unknown> | undefined): string | null {
@@ -134,6 +145,7 @@ export function formatStatusTable(rows: readonly StatusRow[], opts: { allNamespa
     "NAME",
     "TARGET",
     "PHASE",
+    "REASON",
     "REPLICAS",
     "IDLE FOR",
     "PAUSED SINCE",
@@ -145,6 +157,7 @@ export function formatStatusTable(rows: readonly StatusRow[], opts: { allNamespa
     row.name,
     row.target,
     row.phase ?? "-",
+    row.reason ?? "-",
     formatReplicas(row),
     row.idleForSeconds === null ? "-" : formatAge(row.idleForSeconds),
     row.pausedForSeconds === null ? "-" : formatAge(row.pausedForSeconds),
@@ -171,7 +184,7 @@ export function alignColumns(table: string[][]): string {
 export function noRowsMessage(namespace: string | null): string {
   return namespace === null
     ? "No ManagedWorkloads found.\n"
-    : `No ManagedWorkloads found in namespace ${namespace}.\n`;
+    : `No ManagedWorkloads found in namespace ${namespace}. Use -n <namespace>, or -A for every namespace.\n`;
 }
 
 /** A listing of one kind of workload, for its replica counts. */

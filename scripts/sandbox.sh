@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ $# -eq 0 || "$1" == -* ]]; then set -- up "$@"; fi
-bash scripts/setup.sh
+# Starting needs the packages and binaries; stopping and status need only what starting installed.
+if [[ "$1" == up || ! -d node_modules ]]; then bash scripts/setup.sh; fi
 exec npm run --silent sandbox -- "$@"

@@ -543,6 +543,34 @@ describe("decide: CPU while a pre-woken workload starts", () => {
 });
 
 describe("decide: kubectl napwake requests", () => {
+  it.each<{
+    name: string;
+    annotationsOn: Record<string, string>;
+    targetAnnotations: Record<string, string>;
+    note: string;
+  }>([
+    {
+      name: "names a resume request as what woke the workload, not as activity",
+      annotationsOn: { [annotations.resumeRequested]: iso(t0 - 1_000) },
+      targetAnnotations: {},
+      note: `resumed to 3 replicas: kubectl napwake resume at ${iso(t0 - 1_000)}`,
+    },
+    {
+      name: "names activity as activity",
+      annotationsOn: {},
+      targetAnnotations: { [annotations.lastRequest]: iso(t0 - 1_000) },
+      note: `resumed to 3 replicas: activity at ${iso(t0 - 1_000)} while paused`,
+    },
+  ])("$name", ({ annotationsOn, targetAnnotations, note }) => {
+    const d = decide(
+      observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min), { annotations: annotationsOn }),
+        target: target(0, { [annotations.pausedFrom]: "3", ...targetAnnotations }),
+      }),
+    );
+    expect(d.events.map((e) => e.note)).toEqual([note]);
+  });
+
   const pausedByHand: ManagedWorkloadStatus = {
     ...pausedStatus(t0 - 10 * min),
     conditions: [

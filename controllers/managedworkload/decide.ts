@@ -390,7 +390,10 @@ function whilePaused(
         forecast: pausedByHand ? null : obs.forecast,
       });
   if (wake.action === "wake") {
-    const note = `resumed to ${pausedFrom} replicas: ${wake.reason}`;
+    // A resume request is activity to the clock; the note names it as what it is.
+    const byRequest = wake.byForecast === undefined && activity?.source === "manual" && !inDryRun(obs);
+    const why = byRequest ? `kubectl napwake resume at ${iso(activity.stamp)}` : wake.reason;
+    const note = `resumed to ${pausedFrom} replicas: ${why}`;
     // A pause that held an hour (the first hold-off) until Napwake woke the workload: no sync loop undid it, so
     // none is held off any longer. A shorter one says nothing of a loop that syncs less often.
     const held = pausedSinceMs !== null && obs.nowMs - pausedSinceMs >= FIRST_HOLD_OFF_MS;
@@ -429,7 +432,9 @@ function whilePaused(
     status: withPhase(obs, next, "Paused", null),
     events: [],
     requeueAfterMs: untilNext(obs, wake.nextCheckAtMs, obs.settings.pausedCheckIntervalMs),
-    summary: `paused: ${wake.reason}`,
+    summary: pausedByHand
+      ? "paused by kubectl napwake pause: not pre-woken; traffic or a resume request wakes it"
+      : `paused: ${wake.reason}`,
   };
 }
 

@@ -14,7 +14,7 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
+import { ApiException, KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { serverSideApply } from "../../kube/apply.ts";
 import { ensureBinaries } from "./binaries.ts";
 import { harnessFieldManager } from "./bootstrap.ts";
@@ -163,28 +163,28 @@ From any shell on this machine:
   kubectl get nodes
   kubectl -n ${demo.namespace} get deploy,pods,endpointslices
   curl -s http://127.0.0.1:${state.demoPort}/        # the demo Service; one of its pods answers
-  kubectl -n ${demo.namespace} scale deploy/${demo.name} --replicas=0   # then curl: connection closed, no pod
-  kubectl top pods -n ${demo.namespace}               # metrics-server, after ~30 s
+  kubectl top pods -n ${demo.namespace}               # metrics-server, about a minute after a pod starts
 
 Napwake runs in it (log: .napwake/sandbox/cluster/logs/napwake-operator.log). The demo is idle: Napwake
-pauses it ${demo.idleWindow} after it first sees it awake, remembering its replica count. Its forecast starts
-from the demo's two weeks in Prometheus (busy 08:00-18:00 UTC), so it is trusted at once: in those hours it
-vetoes the pause until the expected activity fails to come (about 45 minutes), and it pre-wakes the demo
-just before 08:00 UTC.
-  kubectl napwake status -n ${demo.namespace}         # phase, replicas held, idle for, forecast phase
-  kubectl -n ${demo.namespace} get managedworkloads
+pauses it when it has been idle for its window (${demo.idleWindow}; shorter while the forecast is trusted),
+remembering its replica count. Its forecast starts from the demo's two weeks in Prometheus (busy 08:00-18:00
+UTC), so it is trusted at once: in those hours it vetoes the pause until the expected activity fails to come
+(45 to 60 minutes after the last activity), and it pre-wakes the demo just before 08:00 UTC.
+  kubectl napwake status -n ${demo.namespace}         # phase, why (REASON), replicas held, idle for, forecast
+  kubectl -n ${demo.namespace} get managedworkloads -o wide
   kubectl -n ${demo.namespace} get events             # ForecastHistoryLearned: what the forecast learned
+  kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now; then curl: no pod answers
   kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it to exactly its old count
-  kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now
 
 It also recommends requests from two weeks of the demo's usage in Prometheus (audit: nothing is changed):
   kubectl napwake recommendations -n ${demo.namespace}   # current, recommended, change, mode, why
   kubectl get rightsizings -A
 
-Its admission webhooks stamp napwake.dev/managed-by on managed workloads and refuse bad napwake metadata:
+Its admission webhooks stamp napwake.dev/managed-by on a managed workload's next write, and refuse bad
+napwake metadata:
   kubectl -n ${demo.namespace} annotate deploy ${demo.name} napwake.dev/paused-from=abc   # refused, with the fix
 
-Stop it with: npm run sandbox -- down
+Stop it with: ./scripts/sandbox.sh down
 `);
 }
 
@@ -206,7 +206,7 @@ async function down(config: SandboxConfig): Promise<void> {
 async function status(config: SandboxConfig): Promise<void> {
   const state = await readState(config.stateDir);
   if (state) printUsage(state);
-  else say("napwake sandbox: not running (start it with: npm run sandbox -- up)");
+  else say("napwake sandbox: not running (start it with: ./scripts/sandbox.sh)");
 }
 
 /** Host side: bridges loopback ports to the cluster's sockets and keeps the inner process alive. */
@@ -277,6 +277,20 @@ async function serve(config: SandboxConfig): Promise<void> {
 }
 
 /** Inside the network namespace: the cluster, the pod backend, the demo and the far ends of the bridges. */
+/**
+ * Creates the demo's objects as `kubectl create` would, once: a one-off write, not a declarative apply that would
+ * set spec.replicas again, so Napwake's GitOps check has nothing to report on the demo.
+ */
+async function createDemo(objects: KubernetesObjectApi): Promise<void> {
+  for (const object of demoObjects()) {
+    try {
+      await objects.create(object, undefined, undefined, "kubectl-create");
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 409)) throw err;
+    }
+  }
+}
+
 async function inner(config: SandboxConfig): Promise<void> {
   const f = files(config.stateDir);
   const binDir = await ensureBinaries();
@@ -286,7 +300,7 @@ async function inner(config: SandboxConfig): Promise<void> {
   const backend = await startPodBackend(kc);
   const services = await startServiceClient(kc);
   const objects = KubernetesObjectApi.makeApiClient(kc);
-  await serverSideApply(objects, demoObjects(), harnessFieldManager);
+  await createDemo(objects);
   process.stderr.write("sandbox: loading two weeks of the demo's usage into Prometheus...\n");
   await cluster.prometheus.loadHistory(demoHistory(Date.now() - 10 * 60_000));
   // Napwake installed from its sandbox overlay, as `kubectl apply -k` installs it anywhere; the operator runs

@@ -7,6 +7,7 @@ import { fieldManager } from "../../api/keys.ts";
 import { type RightsizingStatus, rightsizingCrd, rightsizingName } from "../../api/rightsizing.ts";
 import type { WorkloadKind } from "../../api/rightsizingpolicy.ts";
 import { applyStatusIfUnchanged } from "../../kube/apply.ts";
+import { noRecommendationsMessage } from "../../plugin/recommendations.ts";
 import { serviceAccountKubeconfig } from "../cluster/napwake-install.ts";
 import { type Clients, clusterClients, createTestNamespace, deleteTestNamespace } from "./cluster.ts";
 import { installCrd, repoRoot } from "./crds.ts";
@@ -203,21 +204,20 @@ describe("kubectl napwake recommendations on the real control plane", () => {
     ]);
   });
 
-  it.each([
-    [
-      "an empty namespace",
-      () => ["-n", empty],
-      () =>
-        `No Rightsizing objects in namespace ${empty}: no RightsizingPolicy selects its workloads (kubectl get rightsizingpolicies), or the recommender has not run yet.\n`,
-    ],
-    [
-      "a workload without a Rightsizing",
-      () => ["deployment/nope", "-n", shop],
-      () =>
-        `No Rightsizing for deployment/nope in namespace ${shop}: no RightsizingPolicy selects it (kubectl get rightsizingpolicies), or the recommender has not run yet.\n`,
-    ],
-  ])("says why there is nothing to show for %s, with exit code 0", async (_, args, message) => {
-    expect(await plugin("recommendations", ...args())).toEqual({ code: 0, stdout: "", stderr: message() });
+  it("says why there is nothing to show for an empty namespace, with exit code 0", async () => {
+    expect(await plugin("recommendations", "-n", empty)).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: noRecommendationsMessage(empty, null),
+    });
+  });
+
+  it("says why a workload asked for by name has no Rightsizing, with exit code 1", async () => {
+    expect(await plugin("recommendations", "deployment/nope", "-n", shop)).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `error: ${noRecommendationsMessage(shop, { kind: "Deployment", name: "nope" })}`,
+    });
   });
 
   it("refuses a workload of another kind with a message and exit code 1", async () => {

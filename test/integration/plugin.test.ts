@@ -92,8 +92,8 @@ describe("the kubectl plugin on the real control plane", () => {
     });
     expect(status).toMatchObject({ code: 0, stderr: "" });
     const [header, row] = status.stdout.trimEnd().split("\n");
-    expect(header).toMatch(/^NAME\s+TARGET\s+PHASE\s+REPLICAS\s+IDLE FOR\s+PAUSED SINCE\s+FORECAST/);
-    expect(row).toMatch(/^web\.deployment\s+deployment\/web\s+Awake\s+3\s/);
+    expect(header).toMatch(/^NAME\s+TARGET\s+PHASE\s+REASON\s+REPLICAS\s+IDLE FOR\s+PAUSED SINCE\s+FORECAST/);
+    expect(row).toMatch(/^web\.deployment\s+deployment\/web\s+Awake\s+\S+\s+3\s/);
   });
 
   it("pauses and resumes through the controller, and status shows the held replicas", async () => {
