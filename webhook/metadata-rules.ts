@@ -79,6 +79,32 @@ export function metadataProblems(meta: Metadata | undefined, old?: Metadata): st
 
 const knownLabels: readonly string[] = Object.values(labels);
 
+/**
+ * Problems with the `napwake.dev/` metadata of a Namespace, which Napwake reads two keys of: the label
+ * `napwake.dev/managed` (opt its workloads in or out) and the annotation `napwake.dev/protected`. Any other
+ * would do nothing there, and a bad `managed` value reads as an opt-out that lets go of every workload in it.
+ * With `old` (an UPDATE), only keys added or changed are checked, as for workloads.
+ */
+export function namespaceMetadataProblems(meta: Metadata | undefined, old?: Metadata): string[] {
+  const onNamespace = `a Namespace takes the label ${labels.managed} and the annotation ${annotations.protected}`;
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(meta?.labels ?? {})) {
+    if (!key.startsWith(prefix) || old?.labels?.[key] === value) continue;
+    if (key === labels.managed) {
+      const problem = labelProblem(key, value);
+      if (problem) problems.push(problem);
+    } else problems.push(`label ${key} is not read on a Namespace. Fix: remove it; ${onNamespace}.`);
+  }
+  for (const [key, value] of Object.entries(meta?.annotations ?? {})) {
+    if (!key.startsWith(prefix) || old?.annotations?.[key] === value) continue;
+    if (key === annotations.protected) {
+      const problem = annotationProblem(key, value);
+      if (problem) problems.push(problem);
+    } else problems.push(`annotation ${key} is not read on a Namespace. Fix: remove it; ${onNamespace}.`);
+  }
+  return problems;
+}
+
 /** A `napwake.dev/` label Napwake does not read (a typo, or an annotation given as a label) would do nothing. */
 function labelProblem(key: string, value: string): string | undefined {
   if (key === labels.managed && !isBoolean(value)) {

@@ -17,6 +17,7 @@ describe("webhookConfigurations", () => {
     ]);
     expect(validating.webhooks?.map((w) => [w.name, w.clientConfig.service?.path])).toEqual([
       ["workloads.validate.napwake.dev", "/validate/workloads"],
+      ["namespaces.validate.napwake.dev", "/validate/namespaces"],
       ["managedworkloads.validate.napwake.dev", "/validate/managedworkloads"],
     ]);
   });
@@ -26,6 +27,7 @@ describe("webhookConfigurations", () => {
     expect(Object.fromEntries(all.map((w) => [w.name, w.failurePolicy]))).toEqual({
       "workloads.mutate.napwake.dev": "Ignore",
       "workloads.validate.napwake.dev": "Ignore",
+      "namespaces.validate.napwake.dev": "Ignore",
       "managedworkloads.validate.napwake.dev": "Fail",
     });
     for (const w of all) {

@@ -10,6 +10,7 @@ import type {
 import { group, version } from "../api/keys.ts";
 import type { AdmissionDecision, AdmissionRequest } from "./admission.ts";
 import { specTargetRef, type TargetOf, validateManagedWorkload } from "./managedworkloads.ts";
+import { validateNamespace } from "./namespaces.ts";
 import { type OwnerLookup, stampWorkload, validateWorkload } from "./workloads.ts";
 
 /**
@@ -78,6 +79,25 @@ export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
       timeoutSeconds: 5,
       matchConditions: [hasNapwakeMetadata],
       handle: validateWorkload,
+    },
+    {
+      name: "namespaces.validate.napwake.dev",
+      path: "/validate/namespaces",
+      kind: "validating",
+      rules: [
+        {
+          apiGroups: [""],
+          apiVersions: ["v1"],
+          resources: ["namespaces"],
+          operations: ["CREATE", "UPDATE"],
+          scope: "Cluster",
+        },
+      ],
+      // As for workloads: a Namespace write never waits on Napwake being up.
+      failurePolicy: "Ignore",
+      timeoutSeconds: 5,
+      matchConditions: [hasNapwakeMetadata],
+      handle: validateNamespace,
     },
     {
       name: "managedworkloads.validate.napwake.dev",

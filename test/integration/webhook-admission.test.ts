@@ -1,4 +1,10 @@
-import { ApiException, AuthenticationV1Api, type V1Deployment } from "@kubernetes/client-node";
+import {
+  ApiException,
+  AuthenticationV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Deployment,
+} from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
@@ -133,6 +139,7 @@ describe("napwake admission webhooks on the real API server", () => {
     expect(webhooks.map((w) => w.clientConfig.caBundle)).toEqual([
       Buffer.from(caPem).toString("base64"),
       Buffer.from(caPem).toString("base64"),
+      Buffer.from(caPem).toString("base64"),
     ]);
     // The caBundle-only apply left the rest of the configuration alone.
     expect(webhooks.every((w) => w.rules.length === 1)).toBe(true);
@@ -190,6 +197,22 @@ describe("napwake admission webhooks on the real API server", () => {
       code: 422,
       message: expect.stringContaining('it must be "true" (opt in) or "false" (opt out)'),
     });
+  });
+
+  it("refuses a Namespace label that would opt every workload in it out by a typo, with the fix", async () => {
+    const patch = (labels: Record<string, string>) =>
+      clients.core.patchNamespace(
+        { name: namespace, body: { metadata: { labels } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    expect(await refusal(patch({ "napwake.dev/managed": "True" }))).toMatchObject({
+      code: 422,
+      message: expect.stringContaining(
+        `admission webhook "namespaces.validate.napwake.dev" denied the request: Napwake refuses Namespace ${namespace}: `,
+      ),
+    });
+    // Allowed values pass.
+    await patch({ "napwake.dev/managed": "false" });
   });
 
   it("stamps paused-from in the same write when the operator scales a Deployment to zero", async () => {
