@@ -108,7 +108,7 @@ describe("the kubectl plugin on the real control plane", () => {
     );
     const paused = await eventually("status shows it Paused with 3 held", async () => {
       const status = await plugin("status", "-n", namespace);
-      return /\sPaused\s+0 \(3 held\)\s/.test(status.stdout) ? status : undefined;
+      return /\sPaused\s+Requested\s+0 \(3 held\)\s/.test(status.stdout) ? status : undefined;
     });
     expect(paused.code).toBe(0);
 
@@ -140,7 +140,7 @@ describe("the kubectl plugin on the real control plane", () => {
     );
     await eventually("status shows it Awake with 3 replicas", async () => {
       const status = await plugin("status", "-n", namespace);
-      return /\sAwake\s+3\s/.test(status.stdout) ? true : undefined;
+      return /\sAwake\s+Resumed\s+3\s/.test(status.stdout) ? true : undefined;
     });
   });
 
