@@ -89,7 +89,7 @@ export type ForecastConfig = {
   prewakeLeadMs: number;
   /**
    * While the forecast is trusted, a chance of activity below this in the current slot and the next (see
-   * `isQuietAhead`) shortens the idle window to `quietIdleWindowShare` of the trusted one: a burst in hours
+   * `quietAwareIdleWindow`) shortens the idle window to `quietIdleWindowShare` of the trusted one: a burst in hours
    * the pattern calls quiet (a nightly job, a late request) is seldom followed by another, and the awake
    * time saved there is spent by the budget where activity is expected. 0: never.
    */

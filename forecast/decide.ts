@@ -142,34 +142,43 @@ function actionableReasonOf(phase: Phase, score: number): Reason<ActionableCode>
 }
 
 /** Slots, the current one first, whose chance decides whether the forecast calls the time ahead quiet. */
-export const QUIET_SLOTS = 2;
+const QUIET_SLOTS = 2;
 
 /**
- * Whether the learned pattern gives each of the current slot and the next a chance of activity below the
- * config's `quietProbability` (false without a model, or with the rule off). The chance is the pattern's, as
- * for decisions: the activity just seen is the idle window's business.
+ * The idle window while the forecast is trusted: `trustedWindowMs`, shortened to the config's
+ * `quietIdleWindowShare` of it where `chanceOf` gives each of the current slot and the next a chance of activity
+ * below `quietProbability` (not without a chance, or with the rule off).
  */
-export function isQuietAhead(engine: ForecastEngine, nowMs: number, config: ForecastConfig): boolean {
-  if (!(config.quietProbability > 0)) return false;
+export function quietAwareIdleWindow(
+  chanceOf: (slot: number) => number | null,
+  nowMs: number,
+  trustedWindowMs: number,
+  config: ForecastConfig,
+): number {
+  if (!(config.quietProbability > 0)) return trustedWindowMs;
   const first = slotOf(nowMs);
   for (let slot = first; slot < first + QUIET_SLOTS; slot++) {
-    const mean = patternMean(engine, slot, config);
-    if (mean === null) return false;
-    if (activityProbability(mean, engine.burstSize) >= config.quietProbability) return false;
+    const chance = chanceOf(slot);
+    if (chance === null || chance >= config.quietProbability) return trustedWindowMs;
   }
-  return true;
+  return Math.round(trustedWindowMs * config.quietIdleWindowShare);
 }
 
-/** The idle window while the forecast is trusted: `trustedWindowMs`, shortened where it calls the next slots quiet. */
+/**
+ * `quietAwareIdleWindow` on the learned pattern's chances, as for decisions: the activity just seen is the idle
+ * window's business.
+ */
 export function trustedIdleWindow(
   engine: ForecastEngine,
   nowMs: number,
   trustedWindowMs: number,
   config: ForecastConfig,
 ): number {
-  return isQuietAhead(engine, nowMs, config)
-    ? Math.round(trustedWindowMs * config.quietIdleWindowShare)
-    : trustedWindowMs;
+  const chanceOf = (slot: number) => {
+    const mean = patternMean(engine, slot, config);
+    return mean === null ? null : activityProbability(mean, engine.burstSize);
+  };
+  return quietAwareIdleWindow(chanceOf, nowMs, trustedWindowMs, config);
 }
 
 /** undefined: no model; null: nothing above threshold in range; else the first slot above it. */

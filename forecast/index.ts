@@ -16,9 +16,8 @@ export {
   type DecisionInput,
   decide,
   type ForecastDecision,
-  isQuietAhead,
   type PrewakeCode,
-  QUIET_SLOTS,
+  quietAwareIdleWindow,
   trustedIdleWindow,
   type VetoCode,
 } from "./decide.ts";

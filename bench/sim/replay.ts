@@ -15,7 +15,7 @@ import {
   isActive,
   observe,
   observeAll,
-  QUIET_SLOTS,
+  quietAwareIdleWindow,
   SLOT_MS,
   slotOf,
   slotStartMs,
@@ -256,14 +256,7 @@ function trustedWindow(
 ): number {
   if (policy.ignoreAdvice) return policy.idleWindowMs;
   if (!policy.oracle) return trustedIdleWindow(engine, nowMs, policy.idleWindowMs, config);
-  const oracle = policy.oracle;
-  const first = slotOf(nowMs);
-  const quiet =
-    config.quietProbability > 0 &&
-    Array.from({ length: QUIET_SLOTS }, (_, i) => oracle(first + i)).every(
-      (c) => c < config.quietProbability,
-    );
-  return quiet ? Math.round(policy.idleWindowMs * config.quietIdleWindowShare) : policy.idleWindowMs;
+  return quietAwareIdleWindow(policy.oracle, nowMs, policy.idleWindowMs, config);
 }
 
 function adviceFor(

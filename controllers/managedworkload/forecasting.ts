@@ -239,13 +239,7 @@ export class ForecastBook {
       entry.saveDueAtMs = nowMs + hourMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
-    const windowMs = isActive(entry.engine.phase)
-      ? defaultTrustedWindow(mw)
-        ? // Shorter still where the forecast calls this slot and the next quiet (see `isQuietAhead`); a window
-          // the spec sets is kept as set.
-          trustedIdleWindow(entry.engine, nowMs, trustedWindowMs, config)
-        : trustedWindowMs
-      : idleWindowMs;
+    const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
     const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
     this.#followSuspension(entry, decision, nowMs);
@@ -519,17 +513,29 @@ function restoredThreshold(value: unknown, config: ForecastConfig): number {
  * The idle window while the forecast is trusted: spec.forecast.idleWindow, by default half of
  * spec.idle.window, and never longer than it (a trusted forecast only shortens the wait).
  */
-/** spec.forecast.idleWindow is unset: its default applies, which the forecast shortens in quiet hours. */
-function defaultTrustedWindow(mw: ManagedWorkload): boolean {
-  return mw.spec.forecast?.idleWindow === undefined;
-}
-
-const QUIET_WINDOW_NOTE = "shortened: the forecast expects no activity in this quarter hour or the next";
-
 function trustedIdleWindowMs(mw: ManagedWorkload, idleWindowMs: number): number {
   const set = mw.spec.forecast?.idleWindow;
   return Math.min(idleWindowMs, set ? parseDuration(set) : idleWindowMs / 2);
 }
+
+/**
+ * The window a look decides with: the workload's own until the forecast is trusted; then the trusted one, which
+ * by default is shorter still where the forecast calls this slot and the next quiet (see `quietAwareIdleWindow`).
+ * A window the spec sets is kept as set.
+ */
+function lookIdleWindowMs(
+  engine: ForecastEngine,
+  mw: ManagedWorkload,
+  nowMs: number,
+  windows: { idleWindowMs: number; trustedWindowMs: number },
+  config: ForecastConfig,
+): number {
+  if (!isActive(engine.phase)) return windows.idleWindowMs;
+  if (mw.spec.forecast?.idleWindow !== undefined) return windows.trustedWindowMs;
+  return trustedIdleWindow(engine, nowMs, windows.trustedWindowMs, config);
+}
+
+const QUIET_WINDOW_NOTE = "shortened: the forecast expects no activity in this quarter hour or the next";
 
 /**
  * Whether the awake budget steers the threshold: asked for, and with a trusted idle window shorter than
