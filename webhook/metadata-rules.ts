@@ -63,18 +63,21 @@ export interface Metadata {
  * was down) must not block unrelated writes, such as a rollout or the removal of a finalizer.
  */
 export function metadataProblems(meta: Metadata | undefined, old?: Metadata): string[] {
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(meta?.annotations ?? {})) {
-    if (!key.startsWith(prefix) || old?.annotations?.[key] === value) continue;
-    const problem = annotationProblem(key, value);
-    if (problem) problems.push(problem);
-  }
-  for (const [key, value] of Object.entries(meta?.labels ?? {})) {
-    if (!key.startsWith(prefix) || old?.labels?.[key] === value) continue;
-    const problem = labelProblem(key, value);
-    if (problem) problems.push(problem);
-  }
-  return problems;
+  return [
+    ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) => annotationProblem(key, value)),
+    ...changedNapwakeKeys(meta, old, "labels").map(([key, value]) => labelProblem(key, value)),
+  ].filter((problem) => problem !== undefined);
+}
+
+/** The `napwake.dev/` annotations or labels of `meta` that `old` (an UPDATE's stored object) did not hold as they are. */
+function changedNapwakeKeys(
+  meta: Metadata | undefined,
+  old: Metadata | undefined,
+  field: keyof Metadata,
+): [key: string, value: string][] {
+  return Object.entries(meta?.[field] ?? {}).filter(
+    ([key, value]) => key.startsWith(prefix) && old?.[field]?.[key] !== value,
+  );
 }
 
 const knownLabels: readonly string[] = Object.values(labels);
@@ -87,22 +90,18 @@ const knownLabels: readonly string[] = Object.values(labels);
  */
 export function namespaceMetadataProblems(meta: Metadata | undefined, old?: Metadata): string[] {
   const onNamespace = `a Namespace takes the label ${labels.managed} and the annotation ${annotations.protected}`;
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(meta?.labels ?? {})) {
-    if (!key.startsWith(prefix) || old?.labels?.[key] === value) continue;
-    if (key === labels.managed) {
-      const problem = labelProblem(key, value);
-      if (problem) problems.push(problem);
-    } else problems.push(`label ${key} is not read on a Namespace. Fix: remove it; ${onNamespace}.`);
-  }
-  for (const [key, value] of Object.entries(meta?.annotations ?? {})) {
-    if (!key.startsWith(prefix) || old?.annotations?.[key] === value) continue;
-    if (key === annotations.protected) {
-      const problem = annotationProblem(key, value);
-      if (problem) problems.push(problem);
-    } else problems.push(`annotation ${key} is not read on a Namespace. Fix: remove it; ${onNamespace}.`);
-  }
-  return problems;
+  return [
+    ...changedNapwakeKeys(meta, old, "labels").map(([key, value]) =>
+      key === labels.managed
+        ? labelProblem(key, value)
+        : `label ${key} is not read on a Namespace. Fix: remove it; ${onNamespace}.`,
+    ),
+    ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) =>
+      key === annotations.protected
+        ? annotationProblem(key, value)
+        : `annotation ${key} is not read on a Namespace. Fix: remove it; ${onNamespace}.`,
+    ),
+  ].filter((problem) => problem !== undefined);
 }
 
 /** A `napwake.dev/` label Napwake does not read (a typo, or an annotation given as a label) would do nothing. */
