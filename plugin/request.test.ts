@@ -80,7 +80,7 @@ describe("planRequest", () => {
       "pause",
       mw(),
       paused,
-      "web is already paused (0 replicas, 3 held); the pause request is recorded and changes nothing",
+      "web is already paused (0 replicas, 3 held); from now on the forecast does not pre-wake it: traffic or kubectl napwake resume wakes it",
     ],
     [
       "pause, dry-run",

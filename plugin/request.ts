@@ -84,7 +84,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   const name = target.name;
   const held = pausedFrom(target);
   if (isPaused(target)) {
-    return `${name} is already paused (0 replicas, ${held} held); the pause request is recorded and changes nothing`;
+    return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: traffic or kubectl napwake resume wakes it`;
   }
   const why = notActing(mw);
   if (why)

@@ -617,6 +617,45 @@ describe("decide: kubectl napwake requests", () => {
     }
   });
 
+  it("turns a pause by the idle clock into one by hand on kubectl napwake pause, so the forecast does not pre-wake it", () => {
+    const idlePause: ManagedWorkloadStatus = {
+      ...pausedStatus(t0 - 60 * min),
+      conditions: [
+        {
+          type: "Paused",
+          status: "True",
+          reason: "Idle",
+          message: "paused from 3 replicas: idle for 30m",
+          lastTransitionTime: iso(t0 - 60 * min),
+        },
+      ],
+    };
+    const d = decide(
+      observe({
+        mw: mw({}, idlePause, byHand),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        forecast: prewakeDue,
+      }),
+    );
+    expect(d.writes).toEqual([]);
+    expect(pausedCondition(d)).toMatchObject({
+      status: "True",
+      reason: "Requested",
+      message: `paused from 3 replicas: kubectl napwake pause at ${iso(t0 - 10 * min)}`,
+      lastTransitionTime: iso(t0 - 60 * min),
+    });
+    // A request from before the idle pause is an old one (it would have made that pause one by hand).
+    const older = { annotations: { [annotations.pauseRequested]: iso(t0 - 90 * min) } };
+    const prewoken = decide(
+      observe({
+        mw: mw({}, idlePause, older),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        forecast: prewakeDue,
+      }),
+    );
+    expect(prewoken.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+
   it("keeps a pause by hand one when its status write was lost, until the workload is next woken", () => {
     const d = decide(
       observe({
@@ -1209,7 +1248,7 @@ describe("decide: the Paused condition and the let-go status", () => {
     expect(pausedCondition(d)).toMatchObject({
       status: "True",
       reason: "Requested",
-      message: "paused from 3 replicas",
+      message: `paused from 3 replicas: kubectl napwake pause at ${iso(t0 - 10 * min)}`,
     });
   });
 

@@ -363,17 +363,10 @@ function whilePaused(
   // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
   // (traffic itself, or a resume request, still does).
   const pausedCondition = findCondition(status.conditions, conditionTypes.paused);
-  // A status that does not say paused yet (the pause's status write was lost) is judged as the pause was:
-  // by a pause request since the workload was last woken.
+  const pauseRequested = pauseRequestedWhilePaused(obs, status, pausedSinceMs);
   const pausedByHand =
-    pausedCondition?.status === "True"
-      ? PAUSED_BY_HAND.has(pausedCondition.reason)
-      : pauseRequestedAfter(
-          obs,
-          conditionTime(status, conditionTypes.paused, "False") ??
-            timeOf(obs.mw.metadata.creationTimestamp) ??
-            Number.NEGATIVE_INFINITY,
-        ) !== null;
+    (pausedCondition?.status === "True" && PAUSED_BY_HAND.has(pausedCondition.reason)) ||
+    pauseRequested !== null;
   const wake = inDryRun(obs)
     ? {
         action: "wake" as const,
@@ -425,7 +418,10 @@ function whilePaused(
     conditionTypes.paused,
     "True",
     reason,
-    (sameCondition && pausedCondition.message) || `paused from ${pausedFrom} replicas`,
+    (sameCondition && pausedCondition.message) ||
+      (pauseRequested !== null
+        ? `paused from ${pausedFrom} replicas: kubectl napwake pause at ${iso(pauseRequested)}`
+        : `paused from ${pausedFrom} replicas`),
   );
   return {
     writes: holdScaledObjects(obs),
@@ -691,6 +687,24 @@ function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus)
   const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
   const leadMs = parseDuration(obs.mw.spec.forecast?.prewake ?? specDefaults.prewake);
   return wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < wokenAtMs + leadMs;
+}
+
+/**
+ * When `kubectl napwake pause` asked a paused workload to stay paused, or null. While the Paused condition says
+ * paused, a request since the pause began: asked before it, the request would have made that pause one by hand.
+ * A status that does not say paused yet (the pause's status write was lost) is judged as the pause was: by a
+ * request since the workload was last woken.
+ */
+function pauseRequestedWhilePaused(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  pausedSinceMs: number | null,
+): number | null {
+  const since =
+    conditionTime(status, conditionTypes.paused, "True") !== null
+      ? pausedSinceMs
+      : (conditionTime(status, conditionTypes.paused, "False") ?? timeOf(obs.mw.metadata.creationTimestamp));
+  return pauseRequestedAfter(obs, since ?? Number.NEGATIVE_INFINITY);
 }
 
 /**
