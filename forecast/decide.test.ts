@@ -77,6 +77,23 @@ describe("forecast decisions", () => {
   });
 
   it.each([
+    {
+      name: "names the current quarter hour as such, not by its start in the past",
+      at: 11 * 60 + 7,
+      veto: /^activity forecast in the current quarter hour \(\d+% chance in the 15 min from \S+T11:00:00\.000Z\), within/,
+    },
+    {
+      name: "names a later quarter hour by its start",
+      at: 7 * 60 + 50,
+      veto: /^activity forecast from \S+T08:00:00\.000Z \(\d+% chance in 15 min\), within/,
+    },
+  ])("a veto's message $name", ({ at, veto }) => {
+    const nowMs = slotStartMs(mondaySlot(0)) + at * MINUTE;
+    const decision = decide(trained, { nowMs, idleWindowMs: 15 * MINUTE }, config);
+    expect(decision.vetoReason.message).toMatch(veto);
+  });
+
+  it.each([
     { name: "vetoes a pause the pre-wake would undo within the idle window", idle: 5, lead: 10, veto: true },
     {
       name: "lets a pause go ahead when the pre-wake comes after the idle window",

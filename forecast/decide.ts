@@ -103,26 +103,37 @@ export function decide(
   const activityAtMs = slotStartMs(activeSlot);
   const prewakeAtMs = slotStartMs(activeSlot) - config.prewakeLeadMs;
   const vetoPause = activeSlot < firstSlot + vetoSlots;
-  const at = new Date(activityAtMs).toISOString();
   const chance = Math.round(
     100 * activityProbability(patternMean(engine, activeSlot, config) ?? 0, engine.burstSize),
   );
+  const when = forecastWhen(activityAtMs, activeSlot === firstSlot, chance);
   return {
     ...base,
     nextActivityAtMs: activityAtMs,
     prewakeAtMs,
     prewakeReason: {
       code: "activity-forecast-ahead",
-      message: `activity forecast from ${at} (${chance}% chance in 15 min); wake ${config.prewakeLeadMs / 60_000} min before`,
+      message: `activity forecast ${when}; wake ${config.prewakeLeadMs / 60_000} min before`,
     },
     vetoPause,
     vetoReason: vetoPause
       ? {
           code: "activity-forecast-in-idle-window",
-          message: `activity forecast from ${at}, within the idle window and the pre-wake lead`,
+          message: `activity forecast ${when}, within the idle window and the pre-wake lead`,
         }
       : quietReason(input.idleWindowMs),
   };
+}
+
+/**
+ * When activity is forecast, for a message. The current quarter hour is named as such: its start, up to 15
+ * minutes ago, read alone would look like a forecast of the past.
+ */
+function forecastWhen(slotStartAtMs: number, current: boolean, chance: number): string {
+  const at = new Date(slotStartAtMs).toISOString();
+  return current
+    ? `in the current quarter hour (${chance}% chance in the 15 min from ${at})`
+    : `from ${at} (${chance}% chance in 15 min)`;
 }
 
 function quietReason(idleWindowMs: number): Reason<VetoCode> {
