@@ -177,7 +177,8 @@ export async function startManagedWorkloadController(
       settings: deps.settings,
       fieldManager: deps.fieldManager,
     });
-    if (look) requestHistory(key, mw, nowMs);
+    // A target not there yet has no history of its own: read it once the workload exists.
+    if (look && target) requestHistory(key, mw, nowMs);
     const notices = noticeEvents(look);
     const decision = withPrediction(decided, look, [...notices.keys()], nowMs);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));

@@ -63,7 +63,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     await loadPrometheusHistory(
       clients.info.harnessUrl,
       containerUsageOpenMetrics(
-        ["learns", "ignores"].map((name) => ({
+        ["learns", "ignores", "later"].map((name) => ({
           namespace,
           pod: `${name}-6b7c8d9f5d-wwwww`,
           container: "web",
@@ -102,6 +102,12 @@ describe("a new forecast started from the activity history in Prometheus", () =>
           activityQueries: [{ name: "backlog", query: "sum(queue_depth", threshold: 1 }],
         },
       }),
+    });
+    // later: its ManagedWorkload comes before the Deployment.
+    await clients.custom.createNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      body: managedWorkload(namespace, "later.deployment", "later", { idle: { window: "30m" } }),
     });
     controller = await startController(
       clients,
@@ -142,6 +148,29 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     expect(vetoed.message).toContain(new Date(busyFromMs).toISOString());
     expect((await clients.apps.readNamespacedDeployment({ namespace, name: "learns" })).spec?.replicas).toBe(
       2,
+    );
+  });
+
+  it("reads a workload's history once the workload exists, not while its ManagedWorkload waits for it", async () => {
+    await eventually("the missing target reported", async () =>
+      (await mw("later")).status?.phase === "Unmanaged" ? true : undefined,
+    );
+    // The others' histories are read by now, and one for the missing target would have been too.
+    await eventually("the others' histories read", async () =>
+      (await events("learns")).find((e) => e.reason === "ForecastHistoryLearned"),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const created = await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: httpDeployment({ namespace, name: "later", replicas: 1, cpu: "5m" }),
+    });
+    const learned = await eventually("the history learned", async () =>
+      (await events("later")).find((e) => e.reason === "ForecastHistoryLearned"),
+    );
+    expect(learned.note).toMatch(/^learned 1[34]\.\d days of activity history/);
+    const eventAt = new Date(learned.metadata?.creationTimestamp ?? 0).getTime();
+    expect(eventAt).toBeGreaterThanOrEqual(
+      new Date(created.metadata?.creationTimestamp ?? Date.now()).getTime(),
     );
   });
 
