@@ -128,6 +128,11 @@ export interface ManagedWorkloadStatus {
   /** The replica count to restore on resume, while paused or pausing. */
   pausedFrom?: number;
   pausedAt?: string;
+  /**
+   * The `napwake.dev/pause-requested` value last acted on: a stamp from a clock ahead of the operator's is
+   * later than the wake that follows its pause, so the time alone would make it a new request.
+   */
+  lastHandledPauseRequest?: string;
   lastActivity?: { time?: string; source?: ActivitySource };
   idleSince?: string;
   autoscaler?: { kind?: AutoscalerKind; name?: string };

@@ -954,6 +954,35 @@ describe("decide: stamps from a clock a little ahead", () => {
     const d = decide(observe({ mw: requested, target: paused, activity: null }));
     expect(d.writes.some((w) => w.kind === "scale")).toBe(wakes);
   });
+
+  it("pauses once on a pause request stamped ahead: a wake before the stamp does not bring it back", () => {
+    // A laptop 3 minutes ahead: the request reads 10:03 when this clock reads 10:00.
+    const requested = { annotations: { [annotations.pauseRequested]: iso(t0 + 3 * min) } };
+    const pause = decide(observe({ mw: mw({}, awakeFor(1), requested) }));
+    expect(pause.writes).toContainEqual({ kind: "scale", from: 3, to: 0 });
+    // A request wakes it a minute later, before the stamp's time.
+    const wake = decide(
+      observe({
+        nowMs: t0 + min,
+        mw: mw({}, pause.status, requested),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0 + min) }),
+        activity: null,
+      }),
+    );
+    expect(wake.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+    for (const at of [t0 + 90_000, t0 + 5 * min]) {
+      const after = decide(
+        observe({
+          nowMs: at,
+          mw: mw({}, wake.status, requested),
+          target: target(3, { [annotations.lastRequest]: iso(t0 + min) }),
+          activity: idle(at),
+        }),
+      );
+      expect(after.writes).toEqual([]);
+      expect(after.status.phase).toBe("Awake");
+    }
+  });
 });
 
 describe("decide: the DryRun condition", () => {

@@ -414,7 +414,12 @@ function whilePaused(
   const sameCondition = pausedCondition?.status === "True" && pausedCondition.reason === reason;
   const next = condition(
     obs,
-    { ...status, pausedFrom, pausedAt: status.pausedAt ?? iso(pausedSinceMs ?? obs.nowMs) },
+    {
+      ...status,
+      pausedFrom,
+      pausedAt: status.pausedAt ?? iso(pausedSinceMs ?? obs.nowMs),
+      ...handledPauseRequest(obs, pauseRequested),
+    },
     conditionTypes.paused,
     "True",
     reason,
@@ -532,7 +537,12 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   const note = `paused from ${target.replicas} replicas: ${clock.reason}`;
   next = condition(
     obs,
-    { ...next, pausedFrom: target.replicas, pausedAt: iso(obs.nowMs) },
+    {
+      ...next,
+      pausedFrom: target.replicas,
+      pausedAt: iso(obs.nowMs),
+      ...handledPauseRequest(obs, pauseRequested),
+    },
     conditionTypes.paused,
     "True",
     manual ? "Requested" : "Idle",
@@ -716,9 +726,19 @@ function pauseRequestedAfter(obs: Observation, sinceMs: number): number | null {
   const asked =
     pause !== null &&
     pause > sinceMs &&
+    obs.mw.metadata.annotations?.[annotations.pauseRequested] !== obs.mw.status?.lastHandledPauseRequest &&
     observedTime(pause, obs.nowMs) !== null &&
     (resume === null || pause > resume);
   return asked ? pause : null;
+}
+
+/** The status field that marks the pause request `requested` (from pauseRequestedAfter) as acted on. */
+function handledPauseRequest(
+  obs: Observation,
+  requested: number | null,
+): Pick<ManagedWorkloadStatus, "lastHandledPauseRequest"> {
+  const value = obs.mw.metadata.annotations?.[annotations.pauseRequested];
+  return requested !== null && value !== undefined ? { lastHandledPauseRequest: value } : {};
 }
 
 /**
