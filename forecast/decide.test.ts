@@ -76,6 +76,19 @@ describe("forecast decisions", () => {
     expect(later).toEqual(first);
   });
 
+  it("looks a day beyond a pre-wake lead near 24 h, so the Monday pre-wake is known on Sunday before it is due", () => {
+    const longLead = forecastConfig({ prewakeLeadMs: 23 * 60 * MINUTE + 50 * MINUTE });
+    // Trained to Saturday's end: the next slot is Sunday 00:00, and activity comes again Monday 08:00.
+    const weekend = observeAll(createEngine(longLead), officeSeries(20, 11), longLead).engine;
+    const sunday = weekend.nextSlot ?? 0;
+    const mondayAt8 = slotStartMs(sunday + DAY_SLOTS + 32);
+    const nowMs = slotStartMs(sunday) + 8 * 60 * MINUTE + 5 * MINUTE;
+    const decision = decide(weekend, { nowMs, idleWindowMs: MINUTE }, longLead);
+    expect(decision.nextActivityAtMs).toBe(mondayAt8);
+    expect(decision.prewakeAtMs).toBe(mondayAt8 - longLead.prewakeLeadMs);
+    expect(decision.prewakeAtMs).toBeGreaterThan(nowMs);
+  });
+
   it.each([
     {
       name: "names the current quarter hour as such, not by its start in the past",

@@ -61,7 +61,11 @@ export function decide(
   // be a wake, and perhaps a cold start, for nothing.
   const vetoHorizonMs = input.idleWindowMs + config.prewakeLeadMs;
   const vetoSlots = slotOf(input.nowMs + Math.max(0, vetoHorizonMs - 1)) - firstSlot + 1;
-  const searchSlots = Math.max(vetoSlots, config.prewakeSearchSlots);
+  // Activity is searched for the pre-wake lead and a day beyond it: a pre-wake must be known before it is due.
+  const searchSlots = Math.max(
+    vetoSlots,
+    config.prewakeSearchSlots + Math.ceil(config.prewakeLeadMs / SLOT_MS),
+  );
 
   const missed = missedReason(engine, config);
   if (missed) {
@@ -87,7 +91,7 @@ export function decide(
     };
   }
   if (activeSlot === null) {
-    const hours = (searchSlots * SLOT_MS) / 3_600_000;
+    const hours = Math.floor((searchSlots * SLOT_MS) / 3_600_000);
     return {
       ...base,
       nextActivityAtMs: null,
