@@ -36,7 +36,7 @@ export function validateManagedWorkload(
     return { allowed: true };
   }
   const old = request.operation === "UPDATE" ? request.oldObject : undefined;
-  const problems = metadataProblems(object.metadata, old?.metadata);
+  const problems = metadataProblems(object.metadata, old?.metadata, "ManagedWorkload");
   if (problems.length) {
     return { allowed: false, code: 422, message: refusal("ManagedWorkload", request, problems) };
   }

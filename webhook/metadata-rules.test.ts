@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { annotationProblem, isRfc3339, type Metadata, metadataProblems } from "./metadata-rules.ts";
+import {
+  type AnnotatedKind,
+  annotationProblem,
+  editDistance,
+  isRfc3339,
+  type Metadata,
+  metadataProblems,
+} from "./metadata-rules.ts";
+
+/** The kind each annotation is read on: kubectl napwake's requests on a ManagedWorkload, the rest on workloads. */
+const kindFor = (key: string): AnnotatedKind => (key.endsWith("-requested") ? "ManagedWorkload" : "workload");
 
 describe("napwake annotation values", () => {
   it.each([
@@ -17,7 +27,7 @@ describe("napwake annotation values", () => {
     ["napwake.dev/cpu-mode", "audit"],
     ["napwake.dev/memory-mode", "auto-patch"],
   ])("accepts %s=%s", (key, value) => {
-    expect(annotationProblem(key, value)).toBeUndefined();
+    expect(annotationProblem(key, value, kindFor(key))).toBeUndefined();
   });
 
   it.each([
@@ -41,18 +51,75 @@ describe("napwake annotation values", () => {
     ["napwake.dev/cpu-mode", "on", "off, audit, auto-patch"],
     ["napwake.dev/memory-mode", "autopatch", "off, audit, auto-patch"],
   ])("refuses %s=%j, naming the key, the value and the fix", (key, value, expected) => {
-    const problem = annotationProblem(key, value);
+    const problem = annotationProblem(key, value, kindFor(key));
     expect(problem).toContain(key);
     expect(problem).toContain(JSON.stringify(value));
     expect(problem).toContain(expected);
     expect(problem).toContain("Fix:");
   });
 
-  it("refuses an unknown napwake annotation and lists the known ones", () => {
-    const problem = annotationProblem("napwake.dev/paused-form", "3");
-    expect(problem).toMatch(/napwake.dev\/paused-form is not a Napwake annotation/);
-    expect(problem).toContain("napwake.dev/paused-from");
-    expect(problem).toContain("napwake.dev/memory-mode");
+  it("refuses an unknown napwake annotation, suggests the key it is a typo of and lists those read there", () => {
+    expect(annotationProblem("napwake.dev/paused-form", "3")).toBe(
+      "annotation napwake.dev/paused-form is not a Napwake annotation. Did you mean napwake.dev/paused-from? " +
+        "Fix: remove it, or use one of napwake.dev/managed-by, napwake.dev/paused-from, napwake.dev/protected, " +
+        "napwake.dev/last-request, napwake.dev/activity, napwake.dev/cpu-mode, napwake.dev/memory-mode.",
+    );
+    expect(annotationProblem("napwake.dev/pause", "2026-01-31T09:30:00Z", "ManagedWorkload")).toBe(
+      "annotation napwake.dev/pause is not a Napwake annotation. " +
+        "Fix: remove it, or use one of napwake.dev/pause-requested, napwake.dev/resume-requested.",
+    );
+  });
+
+  it.each<{ name: string; key: string; value: string; on: AnnotatedKind; problem: string }>([
+    {
+      name: "a pause request on the workload, where it would do nothing",
+      key: "napwake.dev/pause-requested",
+      value: "2026-01-31T09:30:00Z",
+      on: "workload",
+      problem:
+        "annotation napwake.dev/pause-requested does nothing on a workload: Napwake reads it on a ManagedWorkload. " +
+        "Fix: run kubectl napwake pause or resume, which sets it on the workload's ManagedWorkload.",
+    },
+    {
+      name: "protection on a ManagedWorkload",
+      key: "napwake.dev/protected",
+      value: "true",
+      on: "ManagedWorkload",
+      problem:
+        "annotation napwake.dev/protected does nothing on a ManagedWorkload: Napwake reads it on the workload " +
+        "(Deployment or StatefulSet). Fix: set spec.protected: true here, or annotate the workload.",
+    },
+    {
+      name: "activity on a ManagedWorkload",
+      key: "napwake.dev/activity",
+      value: "2026-01-31T09:30:00Z",
+      on: "ManagedWorkload",
+      problem:
+        "annotation napwake.dev/activity does nothing on a ManagedWorkload: Napwake reads it on the workload " +
+        "(Deployment or StatefulSet). Fix: set it on the target workload.",
+    },
+    {
+      name: "a label given as an annotation",
+      key: "napwake.dev/managed",
+      value: "true",
+      on: "workload",
+      problem:
+        "annotation napwake.dev/managed does nothing: Napwake reads napwake.dev/managed as a label. " +
+        "Fix: set it as a label instead.",
+    },
+  ])("refuses $name, with the fix", ({ key, value, on, problem }) => {
+    expect(annotationProblem(key, value, on)).toBe(problem);
+  });
+
+  it.each([
+    ["", "", 0],
+    ["paused-form", "paused-from", 2],
+    ["protectd", "protected", 1],
+    ["kitten", "sitting", 3],
+    ["abc", "", 3],
+  ])("edit distance from %j to %j is %i", (a, b, want) => {
+    expect(editDistance(a, b)).toBe(want);
+    expect(editDistance(b, a)).toBe(want);
   });
 
   it.each([
@@ -129,7 +196,7 @@ describe("metadataProblems", () => {
     [
       "a misspelt label",
       "napwake.dev/manage",
-      "label napwake.dev/manage is not a Napwake label. Fix: remove it, or use one of napwake.dev/managed, napwake.dev/ignore.",
+      "label napwake.dev/manage is not a Napwake label. Did you mean napwake.dev/managed? Fix: remove it, or use one of napwake.dev/managed, napwake.dev/ignore.",
     ],
   ])("refuses %s, as it refuses an unknown annotation", (_, key, problem) => {
     expect(metadataProblems({ labels: { [key]: "true" } })).toEqual([problem]);

@@ -52,6 +52,29 @@ const annotationRules: Record<string, Rule> = {
 
 export const knownAnnotations: readonly string[] = Object.values(annotations);
 
+/** The kinds of object Napwake reads `napwake.dev/` annotations on. */
+export type AnnotatedKind = "workload" | "ManagedWorkload";
+
+/** Annotations read on a ManagedWorkload (kubectl napwake pause|resume); every other one, on the workload. */
+const managedWorkloadAnnotations: readonly string[] = [
+  annotations.pauseRequested,
+  annotations.resumeRequested,
+];
+
+function readOn(key: string): AnnotatedKind {
+  return managedWorkloadAnnotations.includes(key) ? "ManagedWorkload" : "workload";
+}
+
+/** What to do instead of setting `key` on the kind Napwake does not read it on. */
+const elsewhereFix: Record<AnnotatedKind, (key: string) => string> = {
+  ManagedWorkload: () =>
+    "run kubectl napwake pause or resume, which sets it on the workload's ManagedWorkload",
+  workload: (key) =>
+    key === annotations.protected
+      ? "set spec.protected: true here, or annotate the workload"
+      : "set it on the target workload",
+};
+
 export interface Metadata {
   annotations?: Record<string, string>;
   labels?: Record<string, string>;
@@ -62,9 +85,13 @@ export interface Metadata {
  * (an UPDATE), only keys added or changed are checked: a bad value already stored (written while the webhook
  * was down) must not block unrelated writes, such as a rollout or the removal of a finalizer.
  */
-export function metadataProblems(meta: Metadata | undefined, old?: Metadata): string[] {
+export function metadataProblems(
+  meta: Metadata | undefined,
+  old?: Metadata,
+  on: AnnotatedKind = "workload",
+): string[] {
   return [
-    ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) => annotationProblem(key, value)),
+    ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) => annotationProblem(key, value, on)),
     ...changedNapwakeKeys(meta, old, "labels").map(([key, value]) => labelProblem(key, value)),
   ].filter((problem) => problem !== undefined);
 }
@@ -116,16 +143,33 @@ function labelProblem(key: string, value: string): string | undefined {
   if (knownAnnotations.includes(key)) {
     return `label ${key} does nothing: Napwake reads ${key} as an annotation. Fix: set it as an annotation instead.`;
   }
-  return `label ${key} is not a Napwake label. Fix: remove it, or use one of ${knownLabels.join(", ")}.`;
+  return `label ${key} is not a Napwake label.${didYouMean(key, knownLabels)} Fix: remove it, or use one of ${knownLabels.join(", ")}.`;
 }
 
-export function annotationProblem(key: string, value: string): string | undefined {
+/**
+ * What is wrong with the `napwake.dev/` annotation `key`=`value` on an object of kind `on`, or undefined. A key
+ * Napwake reads on the other kind, or as a label, would do nothing here; an unknown one is likely a typo.
+ */
+export function annotationProblem(
+  key: string,
+  value: string,
+  on: AnnotatedKind = "workload",
+): string | undefined {
   const rule = annotationRules[key];
   if (!rule) {
+    if (knownLabels.includes(key)) {
+      return `annotation ${key} does nothing: Napwake reads ${key} as a label. Fix: set it as a label instead.`;
+    }
+    const here = knownAnnotations.filter((known) => readOn(known) === on);
     return (
-      `annotation ${key} is not a Napwake annotation. Fix: remove it, or use one of ` +
-      `${knownAnnotations.join(", ")}.`
+      `annotation ${key} is not a Napwake annotation.${didYouMean(key, knownAnnotations)} Fix: remove it, or use ` +
+      `one of ${here.join(", ")}.`
     );
+  }
+  const where = readOn(key);
+  if (where !== on) {
+    const there = where === "workload" ? "the workload (Deployment or StatefulSet)" : "a ManagedWorkload";
+    return `annotation ${key} does nothing on a ${on}: Napwake reads it on ${there}. Fix: ${elsewhereFix[where](key)}.`;
   }
   if (rule.valid(value)) return undefined;
   return (
@@ -170,4 +214,30 @@ export function isRfc3339(value: string): boolean {
   if (hour > 23 || minute > 59 || second > 59) return false;
   if (m[10] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) return false;
   return true;
+}
+
+/** " Did you mean <k>?" for the known key closest to a misspelt `key` (a few edits away), or "". */
+function didYouMean(key: string, known: readonly string[]): string {
+  const name = key.slice(prefix.length);
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate.slice(prefix.length));
+    if (!best || distance < best.distance) best = { key: candidate, distance };
+  }
+  const close = best !== undefined && best.distance <= Math.max(1, Math.floor(name.length / 3));
+  return close ? ` Did you mean ${best?.key}?` : "";
+}
+
+/** Levenshtein distance: the fewest single-character insertions, deletions and substitutions from a to b. */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }
