@@ -129,6 +129,18 @@ describe("the ManagedWorkload CRD", () => {
       message: /spec\.targetRef\.kind must be Deployment or StatefulSet/,
     },
     {
+      name: "a target kind in lower case",
+      spec: { targetRef: { kind: "deployment", name: "web" } },
+      message:
+        /spec\.targetRef\.kind must be written Deployment \(kinds are case-sensitive\), not deployment/,
+    },
+    {
+      name: "a dependency kind in lower case",
+      spec: { targetRef: target, dependencies: [{ kind: "statefulset", name: "db" }] },
+      message:
+        /spec\.dependencies\[\]\.kind must be written StatefulSet \(kinds are case-sensitive\), not statefulset/,
+    },
+    {
       name: "a target in another API group",
       spec: { targetRef: { apiVersion: "extensions/v1beta1", kind: "Deployment", name: "web" } },
       message: /spec\.targetRef\.apiVersion must be apps\/v1: set it to apps\/v1 or leave it out/,
