@@ -540,6 +540,46 @@ describe("decide: CPU while a pre-woken workload starts", () => {
     const d = decide(observe({ mw: mw(spec, status), activity: busy(t0) }));
     expect(d.status.lastActivity?.time === iso(t0)).toBe(counted);
   });
+
+  it.each([
+    {
+      name: "is traffic when the pre-wake came after its slot began (the operator was down then)",
+      slotFromMs: t0 - 6 * min,
+      counted: true,
+    },
+    {
+      name: "is start-up while the slot the pre-wake was for is ahead",
+      slotFromMs: t0 + 9 * min,
+      counted: false,
+    },
+  ])("$name", ({ slotFromMs, counted }) => {
+    const advice = { vetoPause: true, prewakeAtMs: slotFromMs - 10 * min, reason: "activity forecast" };
+    const d = decide(
+      observe({ mw: mw({}, wokenMinutesAgo(1, "PreWake")), activity: busy(t0), forecast: advice }),
+    );
+    expect(d.status.lastActivity?.time === iso(t0)).toBe(counted);
+  });
+
+  it("stays start-up through a lead longer than the idle window, where the forecast vetoes the pause", () => {
+    // Pre-woken 20 minutes ago, 30 minutes before the forecast activity; the trusted window (15 min) has passed.
+    const advice = { vetoPause: true, prewakeAtMs: t0 - 20 * min, reason: "activity forecast from 10:10" };
+    const spec = { forecast: { prewake: "30m" } };
+    let status = wokenMinutesAgo(20, "PreWake");
+    for (const at of [t0, t0 + 5 * min]) {
+      const d = decide(
+        observe({
+          nowMs: at,
+          mw: mw(spec, status),
+          activity: busy(at),
+          forecast: { ...advice, idleWindowMs: 15 * min },
+        }),
+      );
+      expect(d.writes).toEqual([]);
+      expect(d.status.lastActivity?.time).toBe(iso(t0 - 90 * min));
+      expect(pausedCondition(d)).toMatchObject({ reason: "PreWake", lastTransitionTime: iso(t0 - 20 * min) });
+      status = d.status;
+    }
+  });
 });
 
 describe("decide: kubectl napwake requests", () => {

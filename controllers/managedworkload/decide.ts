@@ -489,8 +489,11 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
       });
   const requeue = untilNext(obs, clock.nextCheckAtMs, obs.settings.checkIntervalMs);
   if (clock.action !== "pause") {
-    // A vetoed pause says so where people look: the Paused condition.
-    if (clock.byForecast === "veto") next = notPaused(obs, next, "ForecastVeto", clock.reason);
+    // A vetoed pause says so where people look: the Paused condition. A pre-woken workload still starting keeps
+    // its PreWake reason, which is what marks its CPU as start-up rather than traffic until the lead is over.
+    if (clock.byForecast === "veto" && !startingUpAfterPrewake(obs, status)) {
+      next = notPaused(obs, next, "ForecastVeto", clock.reason);
+    }
     return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
   }
   // Dry-run never scales, so nothing can be undone there.
@@ -688,15 +691,22 @@ function latestActivity(
 }
 
 /**
- * Within the pre-wake lead of a pre-wake: the lead is the time the workload was given to start, and CPU then is
- * its own start-up, not traffic. Counted, it would be learned as activity before the slot the workload was woken
- * for, and move the next pre-wake earlier, day after day. Requests, annotations and activity queries still count.
+ * Within the pre-wake lead of a pre-wake, before the forecast activity it was for: the lead is the time the
+ * workload was given to start, and CPU then is its own start-up, not traffic. Counted, it would be learned as
+ * activity before the slot the workload was woken for, and move the next pre-wake earlier, day after day. A
+ * pre-wake that came late (the operator was down as its slot began) is within traffic at once: the slot forecast
+ * has begun where the forecast's next pre-wake time plus the lead is not ahead. Requests, annotations and
+ * activity queries always count.
  */
 function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus): boolean {
   if (!pausedFor(status, "False", PRE_WOKEN)) return false;
   const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
   const leadMs = parseDuration(obs.mw.spec.forecast?.prewake ?? specDefaults.prewake);
-  return wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < wokenAtMs + leadMs;
+  const prewakeAtMs = obs.forecast?.prewakeAtMs ?? null;
+  const forecastFromMs = prewakeAtMs === null ? Number.POSITIVE_INFINITY : prewakeAtMs + leadMs;
+  return (
+    wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < Math.min(wokenAtMs + leadMs, forecastFromMs)
+  );
 }
 
 /**
