@@ -983,6 +983,12 @@ describe("the prediction status shows", () => {
     { what: "no pre-wake for a workload paused by hand", at: now, status: paused("Requested"), shown: false },
     { what: "no pre-wake already due", at: now + 5 * 60_000, status: {}, shown: false },
     { what: "a pre-wake to come for an awake workload", at: now, status: {}, shown: true },
+    {
+      what: "no pre-wake for a workload Napwake let go (protected, ignored, scaled to zero outside it)",
+      at: now,
+      status: { phase: "Unmanaged" as const },
+      shown: false,
+    },
   ])("$what", ({ at, status, shown }) => {
     expect(shownPrediction(prediction, status, at).nextPrewake !== undefined).toBe(shown);
   });

@@ -582,18 +582,18 @@ function pauseBlocked(status: ManagedWorkload["status"]): boolean {
 
 /**
  * The prediction as status shows it after the decision: without a pre-wake that will not be made, one already
- * due (the decision made it, or the workload is awake) or one for a workload paused by hand, which the forecast
- * leaves alone.
+ * due (the decision made it, or the workload is awake), one for a workload paused by hand, which the forecast
+ * leaves alone, or one for a workload Napwake does not manage now (let go, protected, scaled to zero outside it).
  */
 export function shownPrediction(
   prediction: PredictionStatus,
-  decided: Pick<ManagedWorkloadStatus, "conditions">,
+  decided: Pick<ManagedWorkloadStatus, "conditions" | "phase">,
   nowMs: number,
 ): PredictionStatus {
   if (prediction.nextPrewake === undefined) return prediction;
   const byHand = pausedFor(decided, "True", PAUSED_BY_HAND);
   const due = (timeOf(prediction.nextPrewake) ?? nowMs) <= nowMs;
-  if (!byHand && !due) return prediction;
+  if (!byHand && !due && decided.phase !== "Unmanaged") return prediction;
   const { nextPrewake: _, ...rest } = prediction;
   return rest;
 }
