@@ -275,16 +275,66 @@ describe("the forecast book", () => {
       ({ advice, prediction } = book.look("k", paused(prediction), t, 30 * 60_000, lastActivity));
     }
     expect(advice).toBeNull();
-    expect(prediction?.savedAt).toBe(new Date(monday + 10 * hour).toISOString());
+    // Saved when the suspension began (08:45) and hourly since.
+    expect(prediction?.savedAt).toBe(new Date(monday + 9 * hour + 45 * 60_000).toISOString());
     // Restarted two slots after the hourly save: those slots are gaps to the restored engine.
     const restarted = new ForecastBook().look(
       "k",
       paused(prediction),
-      monday + 10 * hour + 35 * 60_000,
+      monday + 10 * hour + 20 * 60_000,
       30 * 60_000,
       lastActivity,
     );
     expect(restarted.advice).toBeNull();
+  });
+
+  describe("saves its state when the advice is suspended or resumes, so a restart within the hour keeps it", () => {
+    // Three weeks of office hours learned up to a Monday; the workload is awake, looked at every 30 s.
+    const config = forecastConfig();
+    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
+    const engine = observeAll(createEngine(config), office, config).engine;
+    const encoded = encodeEngine(engine);
+    if (!encoded.ok) throw new Error(encoded.error.message);
+    const state = encoded.value;
+    const monday = slotStartMs(engine.nextSlot ?? 0);
+    const awake = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
+      ...mw({ forecast: { awakeBudget: "None" } }),
+      status: { phase: "Awake", ...(prediction ? { prediction } : {}) },
+    });
+    /** Looks from 07:00 with activity from `activityFrom` on, until `stop` says so; the book and the last look. */
+    function run(activityFrom: number, stop: (look: ReturnType<ForecastBook["look"]>) => boolean) {
+      const book = new ForecastBook();
+      let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
+      for (let t = monday + 7 * hour; t <= monday + 12 * hour; t += 30_000) {
+        const activity = t >= activityFrom ? t : monday - 6 * hour;
+        const look = book.look("k", awake(prediction), t, 30 * 60_000, activity);
+        prediction = look.prediction;
+        book.sent("k", look.notices);
+        if (stop(look)) return { t, prediction };
+      }
+      throw new Error("the look awaited never came");
+    }
+
+    it("a restart ten minutes into a suspension on a holiday finds it suspended, and says nothing", () => {
+      const { t, prediction } = run(Number.POSITIVE_INFINITY, (look) => !!look.prediction?.adviceSuspended);
+      const at = t + 10 * 60_000;
+      const restarted = new ForecastBook().look("k", awake(prediction), at, 30 * 60_000, monday - 6 * hour);
+      expect(restarted.advice).toBeNull();
+      expect(restarted.prediction?.adviceSuspended?.since).toBe(prediction?.adviceSuspended?.since);
+      expect(restarted.notices).toEqual([]);
+    });
+
+    it("a restart six minutes after the advice resumed (a late start) finds it resumed, and says nothing", () => {
+      const late = monday + 9 * hour + 20 * 60_000;
+      const { t, prediction } = run(late, (look) =>
+        look.notices.some((n) => n.reason === "ForecastAdviceResumed"),
+      );
+      const at = t + 6 * 60_000;
+      const restarted = new ForecastBook().look("k", awake(prediction), at, 30 * 60_000, at);
+      expect(restarted.prediction?.adviceSuspended).toBeUndefined();
+      expect(restarted.advice).not.toBeNull();
+      expect(restarted.notices).toEqual([]);
+    });
   });
 
   it("says when its advice is suspended on a holiday and when it resumes, once each, and not again after a restart", () => {

@@ -219,10 +219,16 @@ export class ForecastBook {
     entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs: knownActivityMs };
     // A paused workload whose activity this look could not know (its queries failed) is not known to be idle.
     entry.pausedAtLook = mw.status?.phase === "Paused" && activityWatched;
+    const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
+    const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
+    const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
+    const suspensionFlipped = this.#followSuspension(entry, decision, nowMs);
     // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
     // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
-    // goes back to the last one shown, up to an hour of steering.
-    if (entry.history === "settled" && (entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs)) {
+    // goes back to the last one shown, up to an hour of steering. A suspension that starts or ends is saved with
+    // the status that shows it (no extra write): restored from the state before, a restart would undo it.
+    const saveDue = entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs || suspensionFlipped;
+    if (entry.history === "settled" && saveDue) {
       const encoded = encodeEngine(entry.engine);
       if (encoded.ok) {
         entry.state = encoded.value;
@@ -239,10 +245,6 @@ export class ForecastBook {
       entry.saveDueAtMs = nowMs + hourMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
-    const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
-    const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
-    const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
-    this.#followSuspension(entry, decision, nowMs);
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
@@ -376,11 +378,12 @@ export class ForecastBook {
   /**
    * A trusted forecast whose advice is suspended says so, in status and with one Event when the suspension starts
    * and one when it ends: its phase and confidence alone read as "trusted, nothing coming" while the clock decides
-   * alone with the workload's own, longer, idle window.
+   * alone with the workload's own, longer, idle window. Returns whether the suspension started or ended.
    */
-  #followSuspension(entry: Entry, decision: ForecastDecision, nowMs: number): void {
+  #followSuspension(entry: Entry, decision: ForecastDecision, nowMs: number): boolean {
     const suspended = decision.actionable && decision.prewakeReason.code === "forecast-missed";
-    if (suspended && entry.suspendedSinceMs === null) {
+    if (suspended === (entry.suspendedSinceMs !== null)) return false;
+    if (suspended) {
       entry.suspendedSinceMs = nowMs;
       this.#notify(
         entry,
@@ -388,7 +391,7 @@ export class ForecastBook {
         eventReasons.forecastAdviceSuspended,
         `forecast advice suspended: ${decision.prewakeReason.message}`,
       );
-    } else if (!suspended && entry.suspendedSinceMs !== null) {
+    } else {
       entry.suspendedSinceMs = null;
       // A forecast no longer trusted says so with its phase change.
       if (decision.actionable) {
@@ -400,6 +403,7 @@ export class ForecastBook {
         );
       }
     }
+    return true;
   }
 
   #notify(entry: Entry, type: ForecastNotice["type"], reason: EventReason, note: string): void {
