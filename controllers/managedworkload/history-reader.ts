@@ -3,7 +3,7 @@
  * workloads at a time: an operator installed into a cluster with thousands of opted-in workloads asks for
  * their histories one after another, not all at once.
  */
-import type { ManagedWorkload } from "../../api/managedworkload.ts";
+import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/managedworkload.ts";
 import { type GridPoint, slotStartMs } from "../../forecast/index.ts";
 import type { PrometheusClient, PrometheusError, RangeSeries } from "../../rightsizing/prometheus-client.ts";
 import type { PromQLConfig } from "../../rightsizing/promql.ts";
@@ -84,7 +84,11 @@ export function activityHistoryReader(deps: {
           series: await range(query.query, historyRange(fromSlot, toSlot, "step-starts")),
         });
       }
-      return historyPoints({ cpu, replicas, activity }, cpuThresholdCores(mw), fromSlot, toSlot);
+      const reading = {
+        cpuThresholdCores: cpuThresholdCores(mw),
+        startupMs: parseDuration(mw.spec.forecast?.prewake ?? specDefaults.prewake),
+      };
+      return historyPoints({ cpu, replicas, activity }, reading, fromSlot, toSlot);
     },
   };
 }

@@ -3,6 +3,7 @@ import type { ActivityQuery, ManagedWorkload } from "../../api/managedworkload.t
 import { SLOT_MS, slotOf } from "../../forecast/index.ts";
 import { defaultPromQLConfig } from "../../rightsizing/promql.ts";
 import { deploymentPodName } from "../../rightsizing/testing.ts";
+import { ForecastBook } from "./forecasting.ts";
 import { type HistoryAnswers, historyPoints, historyQueries } from "./history.ts";
 
 const from = slotOf(Date.parse("2026-11-23T00:00:00Z"));
@@ -62,8 +63,8 @@ describe("the activity history queries", () => {
 
 describe("the slots an activity history makes", () => {
   const none: HistoryAnswers = { cpu: [], replicas: [], activity: [] };
-  const values = (answers: HistoryAnswers, count = 4) =>
-    historyPoints(answers, 0.05, from, from + count).map((p) => p.value);
+  const values = (answers: HistoryAnswers, count = 4, startupMs = 0) =>
+    historyPoints(answers, { cpuThresholdCores: 0.05, startupMs }, from, from + count).map((p) => p.value);
 
   it.each([
     {
@@ -209,9 +210,90 @@ describe("the slots an activity history makes", () => {
     expect(values(answers, 6)).toEqual([1, 0, 0, 0, 1, null]);
   });
 
+  it.each([
+    {
+      what: "a wake's start-up CPU (within the pre-wake lead after it) makes its slot a gap, not activity",
+      cpu: [[1, 5, 0.3] as const],
+      startupMs: 10 * 60_000,
+      want: [0, null, null, null],
+    },
+    {
+      what: "CPU after the start-up counts as ever",
+      cpu: [[1, 5, 0.3] as const, [1, 15, 0.2] as const, [2, 5, 0.2] as const],
+      startupMs: 10 * 60_000,
+      want: [0, 1, 1, null],
+    },
+    {
+      what: "without a lead, start-up CPU counts",
+      cpu: [[1, 5, 0.3] as const],
+      startupMs: 0,
+      want: [0, 1, null, null],
+    },
+  ])("$what", ({ cpu, startupMs, want }) => {
+    // At 0 replicas at slot 0's start, woken before slot 1's (replicas read at the steps' starts).
+    const answers = {
+      ...none,
+      cpu: [{ metric: {}, points: cpu.map(([slot, minute, cores]) => [at(slot, minute), cores] as const) }],
+      replicas: replicasAt([0, 0], [1, 2], [2, 2], [3, 2]),
+    };
+    expect(values(answers, 4, startupMs)).toEqual(want);
+  });
+
   it("numbers the slots from the first one asked for", () => {
     expect(
-      historyPoints({ cpu: [], replicas: [], activity: [] }, 0.05, from, from + 2).map((p) => p.slot),
+      historyPoints(
+        { cpu: [], replicas: [], activity: [] },
+        { cpuThresholdCores: 0.05, startupMs: 0 },
+        from,
+        from + 2,
+      ).map((p) => p.slot),
     ).toEqual([from, from + 1]);
+  });
+});
+
+describe("a forecast started from a history of its own pre-wakes", () => {
+  const minute = 60_000;
+  const day = 24 * 60 * minute;
+  const step = 5 * minute;
+  const now = Date.parse("2026-11-24T08:00:00Z");
+  const paused: ManagedWorkload = {
+    ...mw("Deployment", "web"),
+    spec: { targetRef: { kind: "Deployment", name: "web" } },
+    status: { phase: "Paused" },
+  };
+
+  /** The next pre-wake after 14 days of history in which the workload was pre-woken at 09:50 for 10:00-12:00. */
+  function nextPrewakeAfter(startupCores: number): string | undefined {
+    const cpu: [number, number][] = [];
+    const replicas: [number, number][] = [];
+    for (let t = now - 14 * day + step; t <= now; t += step) {
+      const minuteOfDay = ((t - step) % day) / minute;
+      const awake = minuteOfDay >= 9 * 60 + 50 && minuteOfDay < 12 * 60 + 15;
+      replicas.push([t - step, awake ? 3 : 0]);
+      if (!awake) continue;
+      const traffic = minuteOfDay >= 10 * 60 && minuteOfDay < 12 * 60 ? 1 : 0;
+      // Start-up (caches, JIT) in the first step after the pre-wake.
+      cpu.push([t, traffic + (minuteOfDay === 9 * 60 + 50 ? startupCores : 0)]);
+    }
+    const answers = {
+      cpu: [{ metric: {}, points: cpu }],
+      replicas: [{ metric: {}, points: replicas }],
+      activity: [],
+    };
+    const points = historyPoints(
+      answers,
+      { cpuThresholdCores: 0.05, startupMs: 10 * minute },
+      slotOf(now - 14 * day),
+      slotOf(now),
+    );
+    const book = new ForecastBook({}, { history: true });
+    book.look("k", paused, now, 30 * minute);
+    book.learnHistory("k", paused, points);
+    return book.look("k", paused, now + 30_000, 30 * minute).prediction?.nextPrewake;
+  }
+
+  it("pre-wakes when it was pre-woken, whether or not the pods' start-up showed as CPU", () => {
+    expect(nextPrewakeAfter(0)).toBe("2026-11-24T09:50:00.000Z");
+    expect(nextPrewakeAfter(0.09)).toBe("2026-11-24T09:50:00.000Z");
   });
 });

@@ -65,13 +65,15 @@ export type HistoryAnswers = {
  */
 export function historyPoints(
   answers: HistoryAnswers,
-  cpuThresholdCores: number,
+  reading: HistoryReading,
   fromSlot: number,
   toSlot: number,
 ): GridPoint[] {
   const count = Math.max(0, toSlot - fromSlot);
   const known = new Uint8Array(count);
   const active = new Uint8Array(count);
+  /** Slots whose CPU was only start-up after a wake: gaps unless something else tells. */
+  const startingUp = new Uint8Array(count);
   const mark = (atMs: number, isActive: boolean) => {
     const index = slotOf(atMs) - fromSlot;
     if (index < 0 || index >= count) return;
@@ -108,14 +110,53 @@ export function historyPoints(
       watched(Math.max(firstCpu, Math.max(...replicaTimes) + HISTORY_STEP_MS), lastCpu);
     }
   }
-  for (const [atMs, cores] of cpuPoints) mark(atMs, cores >= cpuThresholdCores);
+  const startups = startupWindows(replicaPoints, reading.startupMs);
+  for (const [atMs, cores] of cpuPoints) {
+    if (startups.some(([after, upTo]) => atMs + 1 > after && atMs + 1 <= upTo)) {
+      const index = slotOf(atMs) - fromSlot;
+      if (index >= 0 && index < count) startingUp[index] = 1;
+    } else mark(atMs, cores >= reading.cpuThresholdCores);
+  }
   for (const { query, series } of answers.activity) {
     for (const [atMs, value] of firstSeriesAtEachStep(series)) mark(atMs, isQueryActive(query, value));
   }
   return Array.from({ length: count }, (_, i) => ({
     slot: fromSlot + i,
-    value: active[i] ? 1 : known[i] ? 0 : null,
+    value: active[i] ? 1 : known[i] && !startingUp[i] ? 0 : null,
   }));
+}
+
+/** How the history is read for one workload. */
+export type HistoryReading = {
+  /** CPU at or above this is activity (spec.idle.cpuThreshold). */
+  cpuThresholdCores: number;
+  /**
+   * CPU within this long after a wake is the pods' start-up (spec.forecast.prewake, the time a pre-wake gives
+   * them), as the live clock takes it after a pre-wake.
+   */
+  startupMs: number;
+};
+
+/**
+ * After each wake the replica counts show (a step at 0, the next above), the CPU rate times that hold start-up:
+ * after the last step at 0, up to `startupMs` past the first above it. The history cannot tell a pre-wake from a
+ * wake on a request, whose requests it does not see either: counted, a pre-wake's start-up would be learned as
+ * traffic in the slot before the one it was for, and move the next pre-wake earlier; taken as idle, a request's
+ * wake would be. So those slots are gaps, unless an activity query or CPU after the start-up tells.
+ */
+function startupWindows(
+  replicaPoints: readonly (readonly [number, number])[],
+  startupMs: number,
+): [after: number, upTo: number][] {
+  if (startupMs <= 0) return [];
+  const sorted = [...replicaPoints].sort(([a], [b]) => a - b);
+  const windows: [number, number][] = [];
+  for (let i = 1; i < sorted.length; i++) {
+    const [beforeMs, before] = sorted[i - 1] ?? [0, 0];
+    const [upMs, up] = sorted[i] ?? [0, 0];
+    if (before === 0 && up > 0) windows.push([beforeMs, upMs + startupMs]);
+  }
+  return windows;
 }
 
 /**
