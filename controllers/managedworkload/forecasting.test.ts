@@ -380,6 +380,45 @@ describe("the forecast book", () => {
     expect(notices).toEqual(["ForecastAdviceSuspended", "ForecastAdviceResumed"]);
   });
 
+  it("sends no suspension Events for a workload paused by hand, which the forecast leaves alone, but shows it", () => {
+    // Three weeks of office hours learned up to a Monday; the workload was paused with kubectl napwake pause.
+    const config = forecastConfig();
+    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
+    const encoded = encodeEngine(observeAll(createEngine(config), office, config).engine);
+    if (!encoded.ok) throw new Error(encoded.error.message);
+    const monday = slotStartMs(decodeEngineOrThrow(encoded.value).nextSlot ?? 0);
+    const byHand = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
+      ...mw({ forecast: { awakeBudget: "None" } }),
+      status: {
+        phase: "Paused",
+        conditions: [
+          {
+            type: "Paused",
+            status: "True",
+            reason: "Requested",
+            message: "paused from 3 replicas: kubectl napwake pause",
+            lastTransitionTime: new Date(monday - 6 * hour).toISOString(),
+          },
+        ],
+        ...(prediction ? { prediction } : {}),
+      },
+    });
+    const book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state: encoded.value };
+    const notices: string[] = [];
+    let suspended = false;
+    // Monday and Tuesday, and the night between, which ends the silence.
+    for (let t = monday + 7 * hour; t <= monday + 36 * hour; t += 5 * 60_000) {
+      const look = book.look("k", byHand(prediction), t, 30 * 60_000, monday - 6 * hour);
+      prediction = look.prediction;
+      suspended ||= prediction?.adviceSuspended !== undefined;
+      notices.push(...look.notices.map((n) => n.reason));
+      book.sent("k", look.notices);
+    }
+    expect(suspended).toBe(true);
+    expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
+  });
+
   it("shows the same prediction at every look within a slot where activity is forecast, so status is not rewritten", () => {
     const now = Date.parse("2026-11-23T10:05:00Z");
     const book = new ForecastBook();

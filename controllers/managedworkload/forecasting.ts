@@ -222,7 +222,9 @@ export class ForecastBook {
     const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
     const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
     const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
-    const suspensionFlipped = this.#followSuspension(entry, decision, nowMs);
+    // A workload paused by hand is left alone by the forecast: whether its advice holds is news to nobody.
+    const byHand = pausedFor(mw.status, "True", PAUSED_BY_HAND);
+    const suspensionFlipped = this.#followSuspension(entry, decision, nowMs, byHand);
     // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
     // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
     // goes back to the last one shown, up to an hour of steering. A suspension that starts or ends is saved with
@@ -378,23 +380,26 @@ export class ForecastBook {
   /**
    * A trusted forecast whose advice is suspended says so, in status and with one Event when the suspension starts
    * and one when it ends: its phase and confidence alone read as "trusted, nothing coming" while the clock decides
-   * alone with the workload's own, longer, idle window. Returns whether the suspension started or ended.
+   * alone with the workload's own, longer, idle window. `silent`: status only, no Event. Returns whether the
+   * suspension started or ended.
    */
-  #followSuspension(entry: Entry, decision: ForecastDecision, nowMs: number): boolean {
+  #followSuspension(entry: Entry, decision: ForecastDecision, nowMs: number, silent: boolean): boolean {
     const suspended = decision.actionable && decision.prewakeReason.code === "forecast-missed";
     if (suspended === (entry.suspendedSinceMs !== null)) return false;
     if (suspended) {
       entry.suspendedSinceMs = nowMs;
-      this.#notify(
-        entry,
-        "Normal",
-        eventReasons.forecastAdviceSuspended,
-        `forecast advice suspended: ${decision.prewakeReason.message}`,
-      );
+      if (!silent) {
+        this.#notify(
+          entry,
+          "Normal",
+          eventReasons.forecastAdviceSuspended,
+          `forecast advice suspended: ${decision.prewakeReason.message}`,
+        );
+      }
     } else {
       entry.suspendedSinceMs = null;
       // A forecast no longer trusted says so with its phase change.
-      if (decision.actionable) {
+      if (decision.actionable && !silent) {
         this.#notify(
           entry,
           "Normal",
