@@ -17,12 +17,6 @@ import { closedSlots, ForecastBook, type PredictionStatus, shownPrediction } fro
 const t0 = Date.parse("2026-11-02T00:00:00Z");
 const hour = 3_600_000;
 
-function decodeEngineOrThrow(state: string) {
-  const decoded = decodeEngine(state, forecastConfig());
-  if (!decoded.ok) throw new Error(decoded.error.message);
-  return decoded.value;
-}
-
 function mw(spec: Partial<ManagedWorkload["spec"]> = {}, prediction?: PredictionStatus): ManagedWorkload {
   return {
     apiVersion: "napwake.dev/v1alpha1",
@@ -31,6 +25,19 @@ function mw(spec: Partial<ManagedWorkload["spec"]> = {}, prediction?: Prediction
     spec: { targetRef: { kind: "Deployment", name: "web" }, ...spec },
     ...(prediction ? { status: { prediction } } : {}),
   };
+}
+
+/**
+ * The saved state of three weeks of office hours (08:00-18:00 on working days) learned up to a Monday, and that
+ * Monday's start: a forecast that expects activity from 08:00.
+ */
+function officeUpToMonday(): { state: string; monday: number } {
+  const config = forecastConfig();
+  const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
+  const engine = observeAll(createEngine(config), office, config).engine;
+  const encoded = encodeEngine(engine);
+  if (!encoded.ok) throw new Error(encoded.error.message);
+  return { state: encoded.value, monday: slotStartMs(engine.nextSlot ?? 0) };
 }
 
 describe("the forecast book", () => {
@@ -256,19 +263,14 @@ describe("the forecast book", () => {
   });
 
   it("keeps its advice suspended across a restart: slots nobody watched neither end the silence nor add to it", () => {
-    // Three weeks of office hours learned up to a Monday that is a holiday, the workload paused all day.
-    const config = forecastConfig();
-    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
-    const engine = observeAll(createEngine(config), office, config).engine;
-    const encoded = encodeEngine(engine);
-    if (!encoded.ok) throw new Error(encoded.error.message);
-    const monday = slotStartMs(engine.nextSlot ?? 0);
+    // The Monday is a holiday, the workload paused all day.
+    const { state, monday } = officeUpToMonday();
     const paused = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
       ...mw({ forecast: { awakeBudget: "None" } }),
       status: { phase: "Paused", ...(prediction ? { prediction } : {}) },
     });
     const lastActivity = monday - 6 * hour;
-    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state: encoded.value };
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
     const book = new ForecastBook();
     let advice: ReturnType<ForecastBook["look"]>["advice"] = null;
     for (let t = monday; t <= monday + 10 * hour + 5 * 60_000; t += 5 * 60_000) {
@@ -289,14 +291,8 @@ describe("the forecast book", () => {
   });
 
   describe("saves its state when the advice is suspended or resumes, so a restart within the hour keeps it", () => {
-    // Three weeks of office hours learned up to a Monday; the workload is awake, looked at every 30 s.
-    const config = forecastConfig();
-    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
-    const engine = observeAll(createEngine(config), office, config).engine;
-    const encoded = encodeEngine(engine);
-    if (!encoded.ok) throw new Error(encoded.error.message);
-    const state = encoded.value;
-    const monday = slotStartMs(engine.nextSlot ?? 0);
+    // The workload is awake, looked at every 30 s.
+    const { state, monday } = officeUpToMonday();
     const awake = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
       ...mw({ forecast: { awakeBudget: "None" } }),
       status: { phase: "Awake", ...(prediction ? { prediction } : {}) },
@@ -338,18 +334,14 @@ describe("the forecast book", () => {
   });
 
   it("says when its advice is suspended on a holiday and when it resumes, once each, and not again after a restart", () => {
-    // Three weeks of office hours (08:00-18:00 on working days) learned up to a Monday that is a holiday.
-    const config = forecastConfig();
-    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
-    const encoded = encodeEngine(observeAll(createEngine(config), office, config).engine);
-    if (!encoded.ok) throw new Error(encoded.error.message);
-    const monday = slotStartMs(decodeEngineOrThrow(encoded.value).nextSlot ?? 0);
+    // The Monday is a holiday.
+    const { state, monday } = officeUpToMonday();
     const awake = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
       ...mw({ forecast: { awakeBudget: "None" } }),
       status: { phase: "Awake", ...(prediction ? { prediction } : {}) },
     });
     let book = new ForecastBook();
-    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state: encoded.value };
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
     const notices: string[] = [];
     const lookAt = (t: number, activityMs: number) => {
       const look = book.look("k", awake(prediction), t, 30 * 60_000, activityMs);
@@ -381,12 +373,8 @@ describe("the forecast book", () => {
   });
 
   it("sends no suspension Events for a workload paused by hand, which the forecast leaves alone, but shows it", () => {
-    // Three weeks of office hours learned up to a Monday; the workload was paused with kubectl napwake pause.
-    const config = forecastConfig();
-    const office = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
-    const encoded = encodeEngine(observeAll(createEngine(config), office, config).engine);
-    if (!encoded.ok) throw new Error(encoded.error.message);
-    const monday = slotStartMs(decodeEngineOrThrow(encoded.value).nextSlot ?? 0);
+    // The workload was paused with kubectl napwake pause before the Monday.
+    const { state, monday } = officeUpToMonday();
     const byHand = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
       ...mw({ forecast: { awakeBudget: "None" } }),
       status: {
@@ -404,7 +392,7 @@ describe("the forecast book", () => {
       },
     });
     const book = new ForecastBook();
-    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state: encoded.value };
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
     const notices: string[] = [];
     let suspended = false;
     // Monday and Tuesday, and the night between, which ends the silence.
