@@ -240,7 +240,7 @@ describe("the ManagedWorkload CRD", () => {
           message: "idle for 30m",
         },
       ],
-      prediction: { state: { level: 1.5 }, nextActivity: "2026-11-03T08:00:00Z" },
+      prediction: { phase: "active-daily", state: '{"v":1}', nextActivity: "2026-11-03T08:00:00Z" },
     };
     // A status written with the object is dropped; the status subresource keeps it.
     const replaced = (await clients.custom.replaceNamespacedCustomObject({
@@ -312,5 +312,10 @@ describe("the ManagedWorkload CRD", () => {
     });
     expect(explained).toMatch(/GROUP:\s+napwake\.dev/);
     expect(explained).toMatch(/at most 168h/);
+    // The forecast's status too, field by field.
+    const prediction = await kubectl("explain", "managedworkload.status.prediction");
+    for (const field of ["phase", "confidence", "nextActivity", "nextPrewake", "adviceSuspended", "state"]) {
+      expect(prediction).toMatch(new RegExp(`^\\s+${field}\\s+<`, "m"));
+    }
   });
 });
