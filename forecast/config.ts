@@ -51,6 +51,12 @@ export type ForecastConfig = {
   anomalyZ: number;
   /** ... and further than this in absolute units (so tiny deviations on a quiet series are not flagged). */
   anomalyMinAbs: number;
+  /**
+   * On a 0/1 series (activity seen in a slot or not, as the operator learns it), whose values never lie
+   * anomalyZ deviations from any forecast: activity where the forecast's chance of it was below this, or none
+   * where it was above 1 minus this, is an anomaly.
+   */
+  anomalyChance: number;
   /** Anomalous samples are clipped to forecast +- clipZ * sigma before they update the model. */
   anomalyClipZ: number;
   /** After this many anomalies in a row the pattern is taken as changed and learned unclipped. */
@@ -130,6 +136,7 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   intervalZ: 1.96,
   anomalyZ: 4,
   anomalyMinAbs: 2,
+  anomalyChance: 0.01,
   anomalyClipZ: 3,
   anomalyRunToAccept: 4,
   minSigma: 0.25,

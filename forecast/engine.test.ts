@@ -182,6 +182,34 @@ describe("anomalies", () => {
     expect(Math.abs(confidence(after) - confidence(before))).toBeLessThan(0.02);
   });
 
+  describe("on a 0/1 series (activity seen in a slot or not, as the operator learns it)", () => {
+    const occupancy = officeSeries(21, 11).map((p) => ({ ...p, value: Math.min(1, p.value ?? 0) }));
+    const learned = observeAll(createEngine(config), occupancy, config).engine;
+    const monday = learned.nextSlot ?? 0;
+    it.each([
+      {
+        what: "flags activity where the chance of it was below 1%, and learns it as it came",
+        daySlot: 12,
+        value: 1,
+      },
+      { what: "flags no activity where activity was all but certain (a holiday)", daySlot: 40, value: 0 },
+    ])("$what", ({ daySlot, value }) => {
+      const quiet = Array.from({ length: daySlot }, (_, i) => ({ slot: monday + i, value: i >= 32 ? 1 : 0 }));
+      const before = observeAll(learned, quiet, config).engine;
+      const { events } = observe(before, { slot: monday + daySlot, value }, config);
+      const anomaly = events.find((e) => e.kind === "anomaly");
+      expect(anomaly).toMatchObject({
+        observed: value,
+        learned: value,
+        direction: value ? "above" : "below",
+      });
+    });
+    it("does not flag activity where the forecast gave it a fair chance", () => {
+      const { events } = observe(learned, { slot: monday + 32, value: 1 }, config);
+      expect(events.filter((e) => e.kind === "anomaly")).toEqual([]);
+    });
+  });
+
   it("accepts a changed level after a run of anomalies", () => {
     const start = regular.engine.nextSlot ?? 0;
     const surge = Array.from({ length: 6 }, (_, i) => ({ slot: start + i, value: 200 }));

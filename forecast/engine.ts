@@ -15,7 +15,7 @@ import {
   type Seasonality,
   stepInPlace,
 } from "./holt-winters.ts";
-import { isActivityExpected, MIN_BURST_SIZE } from "./probability.ts";
+import { activityProbability, isActivityExpected, MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
 import { NO_SILENCE, nextSilence, type Silence } from "./silence.ts";
 
 export const PHASES = ["learning", "shadow", "active-daily", "active-weekly"] as const;
@@ -277,16 +277,18 @@ function scoreAndClip(
   }
 
   let learned = value;
-  const isAnomaly = Math.abs(error) > config.anomalyZ * sigma && Math.abs(error) >= config.anomalyMinAbs;
+  const isAnomaly = isAnomalous(value, expected, sigma, draft.burstSize, config);
   if (isAnomaly) {
     const direction = error > 0 ? "above" : "below";
     const run = direction === "above" ? Math.max(0, draft.anomalyRun) + 1 : Math.min(0, draft.anomalyRun) - 1;
     draft.anomalyRun = run;
     const patternChanged = Math.abs(run) >= config.anomalyRunToAccept;
     const reach = config.anomalyClipZ * sigma;
-    learned = patternChanged
-      ? value
-      : Math.max(0, Math.min(expected + reach, Math.max(expected - reach, value)));
+    // A 0/1 sample is bounded already, and clipping it slowed learning changed hours (decision 4).
+    learned =
+      patternChanged || draft.burstSize === OCCUPANCY
+        ? value
+        : Math.max(0, Math.min(expected + reach, Math.max(expected - reach, value)));
     events.push({
       kind: "anomaly",
       atMs: slotStartMs(slot),
@@ -308,6 +310,26 @@ function scoreAndClip(
     scale: decay * draft.errorMoments.scale + (1 - decay) * varianceScale(expected, config),
   };
   return learned;
+}
+
+/**
+ * A sample far outside what the forecast allowed: for counts, further than anomalyZ standard deviations (and
+ * anomalyMinAbs) from it; for a 0/1 series, whose values never lie that far from a forecast (the deviation has a
+ * floor of minSigma), activity where its chance was below anomalyChance, or none where it was above 1 minus that.
+ */
+function isAnomalous(
+  value: number,
+  expected: number,
+  sigma: number,
+  burstSize: number,
+  config: ForecastConfig,
+): boolean {
+  if (burstSize === OCCUPANCY) {
+    const chance = activityProbability(expected, OCCUPANCY);
+    return value > 0 ? chance < config.anomalyChance : chance > 1 - config.anomalyChance;
+  }
+  const error = Math.abs(value - expected);
+  return error > config.anomalyZ * sigma && error >= config.anomalyMinAbs;
 }
 
 /** Same slot last week if known, else same slot yesterday, else NaN. */

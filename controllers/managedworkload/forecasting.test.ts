@@ -407,6 +407,37 @@ describe("the forecast book", () => {
     expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
   });
 
+  it("flags activity in a quarter hour it was sure would be quiet, once, and not the missing activity of a holiday", () => {
+    const { state, monday } = officeUpToMonday();
+    const book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
+    const anomalies: string[] = [];
+    // A request at 03:05 on the Monday, and nothing else all morning: a holiday.
+    for (let t = monday + 2 * hour; t <= monday + 11 * hour; t += 5 * 60_000) {
+      const activity =
+        t >= monday + 3 * hour + 5 * 60_000 ? monday + 3 * hour + 5 * 60_000 : monday - 6 * hour;
+      const look = book.look(
+        "k",
+        mw({ forecast: { awakeBudget: "None" } }, prediction),
+        t,
+        30 * 60_000,
+        activity,
+      );
+      prediction = look.prediction;
+      anomalies.push(...look.notices.filter((n) => n.reason === "ActivityAnomaly").map((n) => n.note));
+      book.sent("k", look.notices);
+    }
+    expect(anomalies).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^activity in the quarter hour from ${new Date(monday + 3 * hour).toISOString()}, which the forecast ` +
+            "expected to be quiet \\(0\\.\\d\\d expected, interval 0\\.\\d\\d\\.\\.0\\.\\d\\d\\): counted as activity; ",
+        ),
+      ),
+    ]);
+    expect(prediction?.adviceSuspended).toBeDefined();
+  });
+
   it("shows the same prediction at every look within a slot where activity is forecast, so status is not rewritten", () => {
     const now = Date.parse("2026-11-23T10:05:00Z");
     const book = new ForecastBook();
@@ -501,7 +532,8 @@ describe("the forecast book", () => {
           30 * 60_000,
           now - 60_000,
         );
-        expect(look.notices.map((n) => n.reason)).toEqual(discarded ? ["ForecastStateDiscarded"] : []);
+        // (The slot that just closed may be news of its own: activity where the pattern had none.)
+        expect(look.notices.some((n) => n.reason === "ForecastStateDiscarded")).toBe(discarded);
       },
     );
 

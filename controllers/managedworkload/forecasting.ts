@@ -22,6 +22,7 @@ import {
   specDefaults,
 } from "../../api/managedworkload.ts";
 import {
+  type AnomalyEvent,
   type AwakeSpend,
   clockAdvice,
   confidence,
@@ -639,16 +640,25 @@ function noticeOf(e: EngineEvent): ForecastNotice[] {
       },
     ];
   }
-  if (e.kind === "anomaly") {
-    return [
-      {
-        type: "Normal",
-        reason: eventReasons.activityAnomaly,
-        note: `activity ${e.observed} at ${iso(e.atMs)} is ${e.direction} the forecast interval ${e.lower.toFixed(2)}..${e.upper.toFixed(2)}; counted as activity, learned as ${e.learned.toFixed(2)}`,
-      },
-    ];
+  // Activity where the forecast was sure of quiet. Missing activity where it was sure of some is the silence
+  // that suspends the advice, which has Events of its own.
+  if (e.kind === "anomaly" && e.direction === "above") {
+    return [{ type: "Normal", reason: eventReasons.activityAnomaly, note: anomalyNote(e) }];
   }
   return [];
+}
+
+/** The engine learns each slot's activity as 0 or 1 (quiet or active), so its figures read as shares of a slot. */
+function anomalyNote(e: AnomalyEvent): string {
+  const learned =
+    e.learned < e.observed
+      ? `learned as ${e.learned.toFixed(2)} of an active slot, so one burst does not make a pattern`
+      : "learned as it came";
+  return (
+    `activity in the quarter hour from ${iso(e.atMs)}, which the forecast expected to be quiet ` +
+    `(${e.expected.toFixed(2)} expected, interval ${e.lower.toFixed(2)}..${e.upper.toFixed(2)}): ` +
+    `counted as activity; ${learned}`
+  );
 }
 
 function iso(ms: number): string {
