@@ -65,6 +65,23 @@ describe("parseCommand", () => {
   });
 });
 
+describe("command help", () => {
+  it.each([
+    ["pause", "says a pause by hand overrides the forecast's veto", "overrides the forecast's veto"],
+    ["pause", "says the forecast does not pre-wake a workload paused by hand", "does not pre-wake"],
+    ["pause", "says what wakes a workload paused by hand", "traffic or kubectl napwake resume wakes it"],
+    ["status", "explains the REASON column", "REASON     why it is in its phase"],
+    ["status", "names the Paused condition's reasons", "Idle, Requested, ForecastVeto, PreWake"],
+    ["status", "explains the suspended marker in FORECAST", '"(suspended)": the forecast is trusted'],
+  ])("%s %s", (command, _, text) => {
+    expect(commandHelp[command]).toContain(text);
+  });
+
+  it("keeps the pause-by-hand note out of resume", () => {
+    expect(commandHelp.resume).not.toContain("pre-wake");
+  });
+});
+
 describe("usage", () => {
   it.each(["pause", "resume", "status", "recommendations"])("lists the %s command", (command) => {
     expect(usage).toContain(`kubectl napwake ${command} `);

@@ -43,6 +43,11 @@ Flags for every command:
 Exit codes: 0 ok, 1 error, 2 usage.
 `;
 
+// What the controller does with a pause by hand (decide.ts): no forecast veto before it, no pre-wake after it.
+const pauseByHandNote = `A pause by hand overrides the forecast's veto, and the forecast does not pre-wake a workload paused by
+hand: traffic or kubectl napwake resume wakes it.
+`;
+
 const requestHelp = (action: Action) => `kubectl napwake ${action} <workload> [-n namespace]
 
 ${
@@ -51,7 +56,7 @@ ${
     : "Asks Napwake to resume a paused workload (scale it back to its remembered replica count) at its next reconcile."
 }
 It sets the annotation napwake.dev/${action}-requested on the workload's ManagedWorkload to the current time.
-
+${action === "pause" ? pauseByHandNote : ""}
 <workload>: deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name.
 
 Examples:
@@ -61,8 +66,16 @@ Examples:
 
 const statusHelp = `kubectl napwake status [-n namespace | -A] [-o json]
 
-Lists ManagedWorkloads: target, phase, replicas (current, and held while paused), how long since the last
-activity, how long paused, the forecast's phase and, in dry-run, the replica-hours a pause would have saved.
+Lists ManagedWorkloads: target, phase, replicas (current, and held while paused), how long idle, how long
+paused, the forecast's phase and, in dry-run, the replica-hours a pause would have saved.
+
+  REASON     why it is in its phase: the Paused condition's reason (Idle, Requested, ForecastVeto, PreWake,
+             Resumed, Active...), or the Managed condition's while Unmanaged
+  IDLE FOR   since the last activity; while awake, since the last wake (or adoption) if that came later
+  FORECAST   the forecast's phase; "(suspended)": the forecast is trusted but its advice is suspended,
+             because the activity it expected did not come
+
+-o json adds the times: last activity, paused at, advice suspended since, and the next pre-wake.
 
 Flags:
   -A, --all-namespaces   every namespace

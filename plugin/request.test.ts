@@ -74,7 +74,13 @@ describe("planRequest", () => {
   });
 
   it.each<[string, Action, ManagedWorkload, TargetFacts, string]>([
-    ["pause, awake", "pause", mw(), awake, "web will be paused at the next reconcile (replicas 3 → 0)"],
+    [
+      "pause, awake: overrides the forecast's veto and is not pre-woken",
+      "pause",
+      mw(),
+      awake,
+      "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; traffic or kubectl napwake resume wakes it, not the forecast",
+    ],
     [
       "pause, already paused",
       "pause",

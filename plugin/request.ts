@@ -95,7 +95,8 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   if (mw.spec.dryRun) {
     return `${name} is in dry-run: the next reconcile records that it would pause (replicas ${target.replicas} → 0) but does not scale`;
   }
-  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0)`;
+  // A pause by hand skips the forecast's veto and is not pre-woken (decide.ts): say so before it surprises anyone.
+  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0), whatever the forecast says; traffic or kubectl napwake resume wakes it, not the forecast`;
 }
 
 function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../api/managedworkload.ts";
 import {
   formatAge,
+  formatForecast,
   formatReplicas,
   formatStatusTable,
   replicaCounts,
@@ -16,15 +17,34 @@ const ago = (seconds: number) => new Date(now - seconds * 1000).toISOString();
 
 function mw(
   name: string,
-  opts: { namespace?: string; target?: string; dryRun?: boolean; status?: ManagedWorkload["status"] } = {},
+  opts: {
+    namespace?: string;
+    target?: string;
+    dryRun?: boolean;
+    created?: string;
+    status?: ManagedWorkload["status"];
+  } = {},
 ): ManagedWorkload {
   return {
     apiVersion: "napwake.dev/v1alpha1",
     kind: "ManagedWorkload",
-    metadata: { name, namespace: opts.namespace ?? "shop" },
+    metadata: {
+      name,
+      namespace: opts.namespace ?? "shop",
+      ...(opts.created ? { creationTimestamp: opts.created } : {}),
+    },
     spec: { targetRef: { kind: "Deployment", name: opts.target ?? name }, dryRun: opts.dryRun ?? false },
     ...(opts.status ? { status: opts.status } : {}),
   };
+}
+
+/** A Paused condition, `status` since `since`. */
+function pausedCondition(
+  status: "True" | "False",
+  reason: string,
+  since: string,
+): NonNullable<ManagedWorkload["status"]>["conditions"] {
+  return [{ type: "Paused", status, reason, message: reason, lastTransitionTime: since }];
 }
 
 const targets = new Map<string, TargetReplicas>([
@@ -49,6 +69,17 @@ describe("formatAge", () => {
   });
 });
 
+describe("formatForecast", () => {
+  it.each([
+    [{ forecast: "active-weekly", forecastSuspendedSince: null }, "active-weekly"],
+    [{ forecast: "active-weekly", forecastSuspendedSince: ago(3_600) }, "active-weekly (suspended)"],
+    [{ forecast: null, forecastSuspendedSince: ago(3_600) }, "- (suspended)"],
+    [{ forecast: null, forecastSuspendedSince: null }, "-"],
+  ])("%o shows as %s", (row, text) => {
+    expect(formatForecast(row)).toBe(text);
+  });
+});
+
 describe("formatReplicas", () => {
   it.each([
     [{ replicas: 3, heldReplicas: null }, "3"],
@@ -70,7 +101,7 @@ describe("statusRows", () => {
             pausedFrom: 3,
             pausedAt: ago(7_500),
             lastActivity: { time: ago(9_000), source: "cpu" },
-            prediction: { phase: "Quiet" },
+            prediction: { phase: "active-daily", nextPrewake: ago(-1_800) },
             conditions: [
               {
                 type: "Paused",
@@ -99,7 +130,9 @@ describe("statusRows", () => {
       idleForSeconds: 9_000,
       pausedAt: ago(7_500),
       pausedForSeconds: 7_500,
-      forecast: "Quiet",
+      forecast: "active-daily",
+      forecastSuspendedSince: null,
+      nextPrewake: ago(-1_800),
       dryRun: false,
       dryRunSavedReplicaHours: null,
     } satisfies StatusRow);
@@ -135,6 +168,28 @@ describe("statusRows", () => {
       "a prediction without a phase as none",
       mw("api", { status: { prediction: { next: 1 } } }),
       { forecast: null },
+    ],
+    [
+      "a suspended forecast's advice: since when",
+      mw("api", {
+        status: {
+          prediction: {
+            phase: "active-weekly",
+            adviceSuspended: { since: ago(7_200), message: "forecast activity did not come" },
+          },
+        },
+      }),
+      { forecast: "active-weekly", forecastSuspendedSince: ago(7_200) },
+    ],
+    [
+      "a suspension without a time as none, as the controller reads it",
+      mw("api", { status: { prediction: { phase: "active-weekly", adviceSuspended: { message: "?" } } } }),
+      { forecastSuspendedSince: null },
+    ],
+    [
+      "no pre-wake planned as none",
+      mw("api", { status: { prediction: { phase: "active-weekly" } } }),
+      { nextPrewake: null },
     ],
     ["dry-run with nothing saved yet as zero", mw("api", { dryRun: true }), { dryRunSavedReplicaHours: 0 }],
     [
@@ -185,6 +240,95 @@ describe("statusRows", () => {
     expect(statusRows([managed], targets, now)[0]).toMatchObject(expected);
   });
 
+  // The controller's idle clock (decide.ts): an awake workload is idle since its last activity or its last
+  // wake, whichever is later; a paused one shows the time since its last activity.
+  it.each<[string, ManagedWorkload, number | null]>([
+    [
+      "awake without activity: since the wake",
+      mw("api", {
+        created: ago(86_400),
+        status: { phase: "Awake", conditions: pausedCondition("False", "Resumed", ago(2_340)) },
+      }),
+      2_340,
+    ],
+    [
+      "awake, never paused, without activity: since adoption",
+      mw("api", { created: ago(2_340), status: { phase: "Awake" } }),
+      2_340,
+    ],
+    [
+      "awake with activity after the wake: since the activity",
+      mw("api", {
+        status: {
+          phase: "Awake",
+          lastActivity: { time: ago(300) },
+          conditions: pausedCondition("False", "Active", ago(7_200)),
+        },
+      }),
+      300,
+    ],
+    [
+      "pre-woken after its last activity: since the wake",
+      mw("api", {
+        status: {
+          phase: "Awake",
+          lastActivity: { time: ago(50_000) },
+          conditions: pausedCondition("False", "PreWake", ago(600)),
+        },
+      }),
+      600,
+    ],
+    [
+      "in dry-run, like awake",
+      mw("api", { dryRun: true, created: ago(900), status: { phase: "DryRun" } }),
+      900,
+    ],
+    [
+      "awake while status still says paused (a lost write): since the activity only",
+      mw("api", {
+        created: ago(86_400),
+        status: {
+          phase: "Awake",
+          lastActivity: { time: ago(9_000) },
+          conditions: pausedCondition("True", "Idle", ago(600)),
+        },
+      }),
+      9_000,
+    ],
+    [
+      "paused: since the activity, not the pause",
+      mw("web", {
+        created: ago(86_400),
+        status: {
+          phase: "Paused",
+          pausedAt: ago(600),
+          lastActivity: { time: ago(9_000) },
+          conditions: pausedCondition("True", "Idle", ago(600)),
+        },
+      }),
+      9_000,
+    ],
+    [
+      "paused without activity: unknown",
+      mw("web", {
+        created: ago(86_400),
+        status: {
+          phase: "Paused",
+          pausedAt: ago(600),
+          conditions: pausedCondition("True", "Idle", ago(600)),
+        },
+      }),
+      null,
+    ],
+    [
+      "unmanaged without activity: unknown, the clock is not running",
+      mw("api", { created: ago(86_400), status: { phase: "Unmanaged" } }),
+      null,
+    ],
+  ])("counts idleness %s", (_, managed, seconds) => {
+    expect(statusRows([managed], targets, now)[0]?.idleForSeconds).toBe(seconds);
+  });
+
   it("sorts by namespace, then name", () => {
     const rows = statusRows(
       [mw("b", { namespace: "z" }), mw("c", { namespace: "a" }), mw("a", { namespace: "z" })],
@@ -219,6 +363,29 @@ describe("formatStatusTable", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("marks a forecast whose advice is suspended, and keeps the pre-wake out of the table", () => {
+    const [, row] = formatStatusTable(
+      statusRows(
+        [
+          mw("api", {
+            status: {
+              phase: "Paused",
+              prediction: {
+                phase: "active-weekly",
+                nextPrewake: ago(-600),
+                adviceSuspended: { since: ago(3_600), message: "forecast activity did not come" },
+              },
+            },
+          }),
+        ],
+        targets,
+        now,
+      ),
+      { allNamespaces: false },
+    ).split("\n");
+    expect(row).toMatch(/\sactive-weekly \(suspended\)\s+-$/);
   });
 
   it("adds a NAMESPACE column with -A", () => {

@@ -34,10 +34,16 @@ export interface StatusRow {
   heldReplicas: number | null;
   lastActivity: string | null;
   lastActivitySource: string | null;
+  /** Since the idle clock started: see idleSinceMs. */
   idleForSeconds: number | null;
   pausedAt: string | null;
   pausedForSeconds: number | null;
+  /** The forecast's phase (learning, shadow, active-daily, active-weekly). */
   forecast: string | null;
+  /** Since when the trusted forecast's advice is suspended (forecast activity did not come); null while not. */
+  forecastSuspendedSince: string | null;
+  /** When a paused workload will be woken ahead of forecast activity; null when no pre-wake is planned. */
+  nextPrewake: string | null;
   dryRun: boolean;
   /** In dry-run: the replica-hours a pause would have saved so far. */
   dryRunSavedReplicaHours: number | null;
@@ -73,14 +79,18 @@ function statusRow(
     heldReplicas: heldReplicas(status.pausedFrom, target),
     lastActivity,
     lastActivitySource: status.lastActivity?.source ?? null,
-    idleForSeconds: secondsSince(lastActivity, nowMs),
+    idleForSeconds: secondsSince(idleSinceMs(mw, status), nowMs),
     pausedAt,
-    pausedForSeconds: secondsSince(pausedAt, nowMs),
-    forecast: forecastPhase(status.prediction),
+    pausedForSeconds: secondsSince(timeMs(pausedAt), nowMs),
+    forecast: predictionText(status.prediction, "phase"),
+    forecastSuspendedSince: suspendedSince(status.prediction),
+    nextPrewake: predictionText(status.prediction, "nextPrewake"),
     dryRun,
     dryRunSavedReplicaHours: dryRun ? (status.dryRun?.heldReplicaHours ?? 0) : null,
   };
 }
+
+type Status = NonNullable<ManagedWorkload["status"]>;
 
 function heldReplicas(fromStatus: number | undefined, target: TargetReplicas | undefined): number | null {
   if (fromStatus !== undefined) return fromStatus;
@@ -88,21 +98,57 @@ function heldReplicas(fromStatus: number | undefined, target: TargetReplicas | u
   return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
 }
 
-function phaseReason(status: NonNullable<ManagedWorkload["status"]>): string | null {
+function phaseReason(status: Status): string | null {
   const type = status.phase === "Unmanaged" ? conditionTypes.managed : conditionTypes.paused;
   return status.conditions?.find((c) => c.type === type)?.reason || null;
 }
 
-function forecastPhase(prediction: Record<string, unknown> | undefined): string | null {
-  const phase = prediction?.phase;
-  return typeof phase === "string" && phase ? phase : null;
+/** Phases in which the controller runs the idle clock: an awake workload, or one in dry-run (never paused). */
+const awakePhases: ReadonlySet<string> = new Set(["Awake", "DryRun"]);
+
+/**
+ * When the workload became idle, as the controller counts it (decide.ts, activity-clock.ts): an awake one since
+ * its last activity or its last wake, whichever is later. A paused one since its last activity only: the pause
+ * overwrote the wake time in status, and the controller counts no idleness while paused.
+ */
+function idleSinceMs(mw: ManagedWorkload, status: Status): number | null {
+  const activityMs = timeMs(status.lastActivity?.time);
+  const awakeMs = awakePhases.has(status.phase ?? "") ? awakeSinceMs(mw, status) : null;
+  if (activityMs === null || awakeMs === null) return activityMs ?? awakeMs;
+  return Math.max(activityMs, awakeMs);
 }
 
-function secondsSince(time: string | null, nowMs: number): number | null {
-  if (!time) return null;
-  const ms = Date.parse(time);
+/** When an awake workload was last woken: the Paused condition's turn to False, else its adoption. */
+function awakeSinceMs(mw: ManagedWorkload, status: Status): number | null {
+  const paused = status.conditions?.find((c) => c.type === conditionTypes.paused);
+  // Status still says paused (the write after a wake was lost): the controller restarts the clock, from a
+  // time the plugin cannot see.
+  if (paused?.status === "True" || status.pausedAt !== undefined) return null;
+  const wokenMs = paused?.status === "False" ? timeMs(paused.lastTransitionTime) : null;
+  return wokenMs ?? timeMs(mw.metadata.creationTimestamp);
+}
+
+/** A non-empty string field of status.prediction, which the forecast engine owns (the schema keeps any shape). */
+function predictionText(prediction: Record<string, unknown> | undefined, key: string): string | null {
+  const value = prediction?.[key];
+  return typeof value === "string" && value ? value : null;
+}
+
+/** adviceSuspended.since; one that is not a time counts as not suspended, as the controller reads it. */
+function suspendedSince(prediction: Record<string, unknown> | undefined): string | null {
+  const suspended = prediction?.adviceSuspended;
+  const since = typeof suspended === "object" && suspended ? (suspended as { since?: unknown }).since : null;
+  return typeof since === "string" && timeMs(since) !== null ? since : null;
+}
+
+function timeMs(time: string | null | undefined): number | null {
+  const ms = Date.parse(time ?? "");
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function secondsSince(ms: number | null, nowMs: number): number | null {
   // A time ahead of our clock is skew between machines: it happened just now.
-  return Number.isNaN(ms) ? null : Math.max(0, Math.floor((nowMs - ms) / 1000));
+  return ms === null ? null : Math.max(0, Math.floor((nowMs - ms) / 1000));
 }
 
 function byNamespaceThenName(a: StatusRow, b: StatusRow): number {
@@ -135,6 +181,12 @@ export function formatReplicas(row: Pick<StatusRow, "replicas" | "heldReplicas">
   return row.heldReplicas === null ? current : `${current} (${row.heldReplicas} held)`;
 }
 
+/** "active-weekly", "active-weekly (suspended)" while its advice is suspended, "-" when there is none. */
+export function formatForecast(row: Pick<StatusRow, "forecast" | "forecastSuspendedSince">): string {
+  const phase = row.forecast ?? "-";
+  return row.forecastSuspendedSince === null ? phase : `${phase} (suspended)`;
+}
+
 function formatReplicaHours(hours: number): string {
   return `${Number(hours.toFixed(2))} replica-h`;
 }
@@ -161,7 +213,7 @@ export function formatStatusTable(rows: readonly StatusRow[], opts: { allNamespa
     formatReplicas(row),
     row.idleForSeconds === null ? "-" : formatAge(row.idleForSeconds),
     row.pausedForSeconds === null ? "-" : formatAge(row.pausedForSeconds),
-    row.forecast ?? "-",
+    formatForecast(row),
     row.dryRunSavedReplicaHours === null ? "-" : formatReplicaHours(row.dryRunSavedReplicaHours),
   ]);
   return alignColumns([header, ...cells]);

@@ -100,7 +100,8 @@ describe("the kubectl plugin on the real control plane", () => {
     const pause = await plugin("pause", "deployment/web", "-n", namespace);
     expect(pause).toEqual({
       code: 0,
-      stdout: "web will be paused at the next reconcile (replicas 3 → 0)\n",
+      stdout:
+        "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; traffic or kubectl napwake resume wakes it, not the forecast\n",
       stderr: "",
     });
     await eventually("the controller pauses web to zero", async () =>
