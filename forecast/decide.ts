@@ -3,6 +3,7 @@
 // decision is returned with `actionable: false` so the caller can record what it would have done.
 
 import type { ForecastConfig } from "./config.ts";
+import { formatDuration } from "./duration.ts";
 import { confidence, type ForecastEngine, isActive, type Phase, type Reason } from "./engine.ts";
 import { patternMean } from "./forecast.ts";
 import { SLOT_MS, slotOf, slotStartMs } from "./grid.ts";
@@ -117,7 +118,7 @@ export function decide(
     prewakeAtMs,
     prewakeReason: {
       code: "activity-forecast-ahead",
-      message: `activity forecast ${when}; wake ${config.prewakeLeadMs / 60_000} min before`,
+      message: `activity forecast ${when}; woken ${formatDuration(config.prewakeLeadMs)} before it`,
     },
     vetoPause,
     vetoReason: vetoPause
@@ -143,7 +144,7 @@ function forecastWhen(slotStartAtMs: number, current: boolean, chance: number): 
 function quietReason(idleWindowMs: number): Reason<VetoCode> {
   return {
     code: "quiet-forecast-in-idle-window",
-    message: `no activity forecast in the next ${Math.round(idleWindowMs / 60_000)} min`,
+    message: `no activity forecast in the next ${formatDuration(idleWindowMs)}`,
   };
 }
 
@@ -244,10 +245,18 @@ function missedReason(engine: ForecastEngine, config: ForecastConfig): Reason<"f
  * with the workload's own idle window). Suspended advice (the forecast missed) is none: the shorter idle window
  * is granted because the forecast covers the hours where traffic is expected, and just now it does not.
  */
-export function clockAdvice(
-  decision: ForecastDecision,
-): { vetoPause: boolean; prewakeAtMs: number | null; reason: string } | null {
+export function clockAdvice(decision: ForecastDecision): {
+  vetoPause: boolean;
+  prewakeAtMs: number | null;
+  reason: string;
+  prewakeReason: string;
+} | null {
   if (!decision.actionable || decision.prewakeReason.code === "forecast-missed") return null;
   const reason = decision.vetoPause ? decision.vetoReason.message : decision.prewakeReason.message;
-  return { vetoPause: decision.vetoPause, prewakeAtMs: decision.prewakeAtMs, reason };
+  return {
+    vetoPause: decision.vetoPause,
+    prewakeAtMs: decision.prewakeAtMs,
+    reason,
+    prewakeReason: decision.prewakeReason.message,
+  };
 }

@@ -21,6 +21,7 @@ export {
   trustedIdleWindow,
   type VetoCode,
 } from "./decide.ts";
+export { formatDuration } from "./duration.ts";
 export {
   type AnomalyEvent,
   confidence,

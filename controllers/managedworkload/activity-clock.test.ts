@@ -17,8 +17,13 @@ const awake = (overrides: Partial<ClockInput> = {}): ClockInput => ({
 const paused = (overrides: Partial<ClockInput> = {}): ClockInput =>
   awake({ paused: true, pausedSinceMs: NOW - 30 * MIN, lastActivityMs: NOW - 50 * MIN, ...overrides });
 
-const quiet = { vetoPause: false, prewakeAtMs: null, reason: "no activity forecast in the next 15 min" };
-const busy = { vetoPause: true, prewakeAtMs: NOW - 10 * MIN, reason: "activity forecast at 12:05" };
+const quiet = { vetoPause: false, prewakeAtMs: null, reason: "no activity forecast in the next 15m" };
+const busy = {
+  vetoPause: true,
+  prewakeAtMs: NOW - 10 * MIN,
+  reason: "activity forecast at 12:05, within the idle window and the pre-wake lead",
+  prewakeReason: "activity forecast at 12:05; woken 10m before it",
+};
 
 describe("activity clock", () => {
   it.each([
@@ -26,13 +31,13 @@ describe("activity clock", () => {
       name: "stays awake inside the idle window",
       input: awake(),
       action: "stay",
-      reason: /idle for 5 min of 15 min/,
+      reason: /idle for 5m of 15m/,
     },
     {
       name: "pauses after the idle window without a forecast",
       input: awake({ lastActivityMs: NOW - 20 * MIN }),
       action: "pause",
-      reason: /idle for 20 min/,
+      reason: /idle for 20m/,
     },
     {
       name: "pauses after the idle window when the forecast is quiet",
@@ -48,7 +53,7 @@ describe("activity clock", () => {
         forecast: { ...quiet, idleWindowMs: 10 * MIN, idleWindowNote: "shortened: quiet hours" },
       }),
       action: "pause",
-      reason: /idle for 11 min, at least the idle window of 10 min \(shortened: quiet hours\)/,
+      reason: /idle for 11m, at least the idle window of 10m \(shortened: quiet hours\)/,
     },
     {
       name: "does not pause when the forecast vetoes",
@@ -60,7 +65,7 @@ describe("activity clock", () => {
       name: "gives a freshly woken workload a full idle window",
       input: awake({ lastActivityMs: NOW - 90 * MIN, awakeSinceMs: NOW - 2 * MIN }),
       action: "stay",
-      reason: /idle for 2 min/,
+      reason: /idle for 2m/,
     },
     {
       name: "waits when neither activity nor wake time is known",
@@ -87,10 +92,28 @@ describe("activity clock", () => {
       reason: /pre-wake scheduled/,
     },
     {
-      name: "keeps a paused workload paused with no forecast",
+      name: "keeps a paused workload paused without forecast advice (off, learning, suspended), saying so",
       input: paused(),
       action: "stay",
-      reason: /no activity forecast/,
+      reason: /^paused; no forecast advice: activity wakes it$/,
+    },
+    {
+      name: "keeps a paused workload paused when no activity is forecast",
+      input: paused({ forecast: quiet }),
+      action: "stay",
+      reason: /^paused; no activity forecast$/,
+    },
+    {
+      name: "says why a pre-wake wakes, not the veto that holds with it",
+      input: paused({ forecast: busy }),
+      action: "wake",
+      reason: /^pre-wake: activity forecast at 12:05; woken 10m before it$/,
+    },
+    {
+      name: "writes a window of under two minutes to the second",
+      input: awake({ lastActivityMs: NOW - 50_000, idleWindowMs: 80_000 }),
+      action: "stay",
+      reason: /^idle for 50s of 1m20s;/,
     },
   ])("$name", ({ input, action, reason }) => {
     const outcome = decideClock(input);

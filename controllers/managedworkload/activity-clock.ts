@@ -1,5 +1,6 @@
 // The idle clock: from when the workload was last active (or last woken), its idle window, and
 // optional forecast advice, decides whether to pause, wake or leave it. Pure; every outcome says why.
+import { formatDuration } from "../../forecast/index.ts";
 
 /** What the forecast engine advises; only pass it when the engine's decision is actionable. */
 export type ForecastAdvice = {
@@ -7,8 +8,10 @@ export type ForecastAdvice = {
   vetoPause: boolean;
   /** Wake a paused workload at or after this time; null when no activity is forecast. */
   prewakeAtMs: number | null;
-  /** Human-readable why, copied into the outcome. */
+  /** Human-readable why, copied into the outcome: of the veto while one holds, else of the pre-wake. */
   reason: string;
+  /** Why a paused workload is woken when it is (said with the wake); absent: `reason`. */
+  prewakeReason?: string;
   /** The idle window to use while this advice holds (spec.forecast.idleWindow); absent: the workload's own. */
   idleWindowMs?: number;
   /** Why that window is what it is, when it is not simply the spec's: said with the pause it allows. */
@@ -48,14 +51,17 @@ function decidePaused(input: ClockInput): ClockOutcome {
   if (lastActivityMs !== null && pausedSinceMs !== null && lastActivityMs > pausedSinceMs) {
     return { action: "wake", reason: `activity at ${iso(lastActivityMs)} while paused`, nextCheckAtMs: null };
   }
-  const prewakeAtMs = forecast?.prewakeAtMs ?? null;
+  if (!forecast) {
+    return { action: "stay", reason: "paused; no forecast advice: activity wakes it", nextCheckAtMs: null };
+  }
+  const prewakeAtMs = forecast.prewakeAtMs;
   if (prewakeAtMs === null) {
     return { action: "stay", reason: "paused; no activity forecast", nextCheckAtMs: null };
   }
   if (prewakeAtMs <= nowMs) {
     return {
       action: "wake",
-      reason: `pre-wake: ${forecast?.reason ?? "activity forecast"}`,
+      reason: `pre-wake: ${forecast.prewakeReason ?? forecast.reason}`,
       nextCheckAtMs: null,
       byForecast: "prewake",
     };
@@ -85,7 +91,7 @@ function decideAwake(input: ClockInput): ClockOutcome {
     const pauseAtMs = reference + idleWindowMs;
     return {
       action: "stay",
-      reason: `idle for ${minutes(idleForMs)} of ${minutes(idleWindowMs)}; may pause at ${iso(pauseAtMs)}`,
+      reason: `idle for ${formatDuration(idleForMs)} of ${formatDuration(idleWindowMs)}; may pause at ${iso(pauseAtMs)}`,
       nextCheckAtMs: pauseAtMs,
     };
   }
@@ -100,13 +106,9 @@ function decideAwake(input: ClockInput): ClockOutcome {
   const note = forecast?.idleWindowNote ? ` (${forecast.idleWindowNote})` : "";
   return {
     action: "pause",
-    reason: `idle for ${minutes(idleForMs)}, at least the idle window of ${minutes(idleWindowMs)}${note}`,
+    reason: `idle for ${formatDuration(idleForMs)}, at least the idle window of ${formatDuration(idleWindowMs)}${note}`,
     nextCheckAtMs: null,
   };
-}
-
-function minutes(ms: number): string {
-  return `${Math.round(ms / 60_000)} min`;
 }
 
 function iso(ms: number): string {
