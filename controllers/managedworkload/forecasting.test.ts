@@ -653,9 +653,17 @@ describe("the awake budget in the forecast book", () => {
     minutes: number,
     activityAgoMs: number | null,
     prediction: PredictionStatus = { phase: "x", confidence: 0, state },
+    createdAgoMs: number | null = null,
   ) {
     const book = new ForecastBook();
-    const workload: ManagedWorkload = { ...mw(spec, prediction), status: { phase, prediction } };
+    const base = mw(spec, prediction);
+    const created =
+      createdAgoMs === null ? {} : { creationTimestamp: new Date(now - createdAgoMs).toISOString() };
+    const workload: ManagedWorkload = {
+      ...base,
+      metadata: { ...base.metadata, ...created },
+      status: { phase, prediction },
+    };
     let last: PredictionStatus | undefined;
     for (let at = now; at <= now + minutes * 60_000; at += 30_000) {
       last = book.look(
@@ -688,7 +696,19 @@ describe("the awake budget in the forecast book", () => {
       ago: 60_000,
       moves: "nowhere",
     },
-    { name: "accounts nothing while no activity is known", phase: "Awake", ago: null, moves: "nowhere" },
+    {
+      name: "raises it while awake with no activity known since its adoption, from which the clock alone counts",
+      phase: "Awake",
+      ago: null,
+      created: 2 * hour,
+      moves: "up",
+    },
+    {
+      name: "accounts nothing while neither activity nor adoption is known",
+      phase: "Awake",
+      ago: null,
+      moves: "nowhere",
+    },
     {
       name: "accounts nothing in a dry run, which never pauses",
       phase: "DryRun",
@@ -701,9 +721,13 @@ describe("the awake budget in the forecast book", () => {
       ago: 2 * hour,
       moves: "nowhere",
     },
-  ] as const)("$name", ({ phase, ago, moves }) => {
+  ] as const)("$name", (row) => {
+    const { phase, ago, moves } = row;
+    const created = "created" in row ? row.created : null;
     // Two hours and a minute: the threshold shown is refreshed with the hourly save.
-    const threshold = lookFor(budgeted, phase, 121, ago)?.activityThreshold ?? Number.NaN;
+    const threshold =
+      lookFor(budgeted, phase, 121, ago, { phase: "x", confidence: 0, state }, created)?.activityThreshold ??
+      Number.NaN;
     if (moves === "up") expect(threshold).toBeGreaterThan(0.35);
     if (moves === "down") expect(threshold).toBeLessThan(0.35);
     if (moves === "nowhere") expect(threshold).toBe(0.35);

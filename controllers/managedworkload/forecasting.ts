@@ -563,9 +563,9 @@ const ACCOUNTED_PHASES: ReadonlySet<string> = new Set(["Awake", "Pausing", "Paus
 /**
  * Awake time since the last look, as the workload spent it and as spec.idle.window alone would have: the
  * state seen now is taken for the whole stretch (looks come every check interval). Nothing is accounted for
- * the first look, after a long absence, in a phase where the operator does not scale the workload (dry run,
- * unmanaged), or while no activity is known (the clock alone would then keep the workload awake too). A
- * workload woken by hand without activity counts as the forecast's spending until its idle window passes.
+ * the first look, after a long absence, or in a phase where the operator does not scale the workload (dry run,
+ * unmanaged). With no activity known, the idle window alone counts from the workload's adoption, as the clock
+ * does. A workload woken by hand without activity counts as the forecast's spending until its idle window passes.
  */
 function spentSince(
   entry: Pick<Entry, "lastLook">,
@@ -577,11 +577,12 @@ function spentSince(
   const last = entry.lastLook;
   const none = { awakeMs: 0, baselineAwakeMs: 0 };
   if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS) return none;
-  if (knownActivityMs === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
+  const reference = knownActivityMs ?? timeOf(mw.metadata.creationTimestamp);
+  if (reference === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
   if (pauseBlocked(mw.status)) return none;
   return {
     awakeMs: mw.status?.phase === "Paused" ? 0 : nowMs - last.atMs,
-    baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, knownActivityMs], idleWindowMs),
+    baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, reference], idleWindowMs),
   };
 }
 
