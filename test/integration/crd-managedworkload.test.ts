@@ -175,9 +175,19 @@ describe("the ManagedWorkload CRD", () => {
       message: /spec\.idle\.cpuThreshold must not be negative/,
     },
     {
-      name: "a pre-wake longer than a day",
-      spec: { targetRef: target, forecast: { prewake: "25h" } },
-      message: /spec\.forecast\.prewake must be at most 24h/,
+      name: "a pre-wake longer than two hours",
+      spec: { targetRef: target, forecast: { prewake: "2h1m" } },
+      message: /spec\.forecast\.prewake must be at most 2h: it is the time the workload needs to start/,
+    },
+    {
+      name: "a trusted-forecast idle window longer than spec.idle.window",
+      spec: { targetRef: target, idle: { window: "30m" }, forecast: { idleWindow: "45m" } },
+      message: /spec\.forecast\.idleWindow must not be longer than spec\.idle\.window/,
+    },
+    {
+      name: "a trusted-forecast idle window longer than the default spec.idle.window (30m)",
+      spec: { targetRef: target, forecast: { idleWindow: "2h" } },
+      message: /spec\.forecast\.idleWindow must not be longer than spec\.idle\.window/,
     },
     {
       name: "a trusted-forecast idle window that is not a duration",
