@@ -235,8 +235,8 @@ function missedReason(engine: ForecastEngine, config: ForecastConfig): Reason<"f
   return {
     code: "forecast-missed",
     message:
-      `no activity in ${slots} slots where it was expected (a ${(likelihood * 100).toFixed(2)}% chance ` +
-      "under the forecast); the clock decides until activity returns",
+      `no activity in ${slots} quarter hours where it was expected (a ${(likelihood * 100).toFixed(2)}% chance ` +
+      "under the forecast); the clock decides until activity returns or an hour passes that the forecast calls quiet",
   };
 }
 

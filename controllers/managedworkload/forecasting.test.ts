@@ -250,6 +250,27 @@ describe("the forecast book", () => {
     expect(before?.idleWindowNote).toBeUndefined();
   });
 
+  it.each([
+    { idle: 2, trusted: 1, quiet: 1 },
+    { idle: 1, trusted: 1, quiet: 1 },
+    { idle: 3, trusted: 1.5, quiet: 1 },
+    { idle: 6, trusted: 3, quiet: 2 },
+  ])(
+    "shortens a spec.idle.window of $idle min by default to no less than a minute: $trusted trusted, $quiet in quiet hours",
+    ({ idle, trusted, quiet }) => {
+      const state = dailyPatternState(Date.parse("2026-11-23T09:30:00Z"), 21);
+      const at = (iso: string) =>
+        new ForecastBook().look(
+          "k",
+          mw({}, { phase: "x", confidence: 0, state }),
+          Date.parse(iso),
+          idle * 60_000,
+        ).advice?.idleWindowMs;
+      expect(at("2026-11-23T09:45:00Z")).toBe(trusted * 60_000);
+      expect(at("2026-11-23T09:30:00Z")).toBe(quiet * 60_000);
+    },
+  );
+
   it("keeps the trusted window spec.forecast.idleWindow sets, quiet hours or not", () => {
     const now = Date.parse("2026-11-23T09:30:00Z");
     const state = dailyPatternState(now, 21);

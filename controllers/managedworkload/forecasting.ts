@@ -109,7 +109,8 @@ type Entry = {
 };
 
 const SUSPENDED_MESSAGE =
-  "forecast activity did not come: the clock decides alone, with spec.idle.window, until activity returns";
+  "forecast activity did not come: the clock decides alone, with spec.idle.window, until activity returns " +
+  "or an hour passes that the forecast calls quiet";
 
 /** When the suspension status shows began (a time ahead of the clock counts as now), or null. */
 function suspendedSince(prediction: PredictionStatus | undefined, nowMs: number): number | null {
@@ -525,8 +526,14 @@ function restoredThreshold(value: unknown, config: ForecastConfig): number {
  */
 function trustedIdleWindowMs(mw: ManagedWorkload, idleWindowMs: number): number {
   const set = mw.spec.forecast?.idleWindow;
-  return Math.min(idleWindowMs, set ? parseDuration(set) : idleWindowMs / 2);
+  return Math.min(idleWindowMs, set ? parseDuration(set) : Math.max(MIN_DEFAULT_WINDOW_MS, idleWindowMs / 2));
 }
+
+/**
+ * The shortest window the spec takes (spec.idle.window's and spec.forecast.idleWindow's minimum), and so the
+ * shortest a default one shortens to: a shorter one would pause a workload between ordinary requests.
+ */
+const MIN_DEFAULT_WINDOW_MS = 60_000;
 
 /**
  * The window a look decides with: the workload's own until the forecast is trusted; then the trusted one, which
@@ -542,7 +549,8 @@ function lookIdleWindowMs(
 ): number {
   if (!isActive(engine.phase)) return windows.idleWindowMs;
   if (mw.spec.forecast?.idleWindow !== undefined) return windows.trustedWindowMs;
-  return trustedIdleWindow(engine, nowMs, windows.trustedWindowMs, config);
+  const quietAware = trustedIdleWindow(engine, nowMs, windows.trustedWindowMs, config);
+  return Math.max(Math.min(MIN_DEFAULT_WINDOW_MS, windows.trustedWindowMs), quietAware);
 }
 
 const QUIET_WINDOW_NOTE = "shortened: the forecast expects no activity in this quarter hour or the next";
