@@ -134,7 +134,6 @@ export interface ManagedWorkloadStatus {
    */
   lastHandledPauseRequest?: string;
   lastActivity?: { time?: string; source?: ActivitySource };
-  idleSince?: string;
   autoscaler?: { kind?: AutoscalerKind; name?: string };
   gitOps?: { tool?: GitOpsTool; manager?: string; message?: string };
   /** Pauses a sync loop set spec.replicas back after, in a row; pausing is held off meanwhile. */
