@@ -68,6 +68,10 @@ export const conditionTypes = {
 export const eventReasons = {
   paused: "Paused",
   resumed: "Resumed",
+  /** Woken ahead of forecast activity (spec.forecast.prewake before it). */
+  preWake: "PreWake",
+  /** The idle window passed but the forecast expects activity within it: not paused (once per idle stretch). */
+  pauseVetoed: "PauseVetoed",
   pauseSkipped: "PauseSkipped",
   letGo: "LetGo",
   refused: "Refused",

@@ -116,14 +116,14 @@ describe("decide: the pause and wake lifecycle", () => {
       event: undefined,
     },
     {
-      name: "does not pause when the forecast vetoes it",
+      name: "does not pause when the forecast vetoes it, and says so once per idle stretch",
       obs: observe({
         mw: mw({}, awakeFor(45)),
         forecast: { vetoPause: true, prewakeAtMs: null, reason: "traffic forecast at 10:20" },
       }),
       writes: [],
       phase: "Awake",
-      event: undefined,
+      event: "PauseVetoed",
     },
     {
       name: "pauses after the trusted forecast's shorter idle window, inside the workload's own",
@@ -224,7 +224,7 @@ describe("decide: the pause and wake lifecycle", () => {
       }),
       writes: [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }],
       phase: "Awake",
-      event: "Resumed",
+      event: "PreWake",
     },
     {
       name: "ignores a request older than the pause",
@@ -367,6 +367,36 @@ describe("decide: the pause and wake lifecycle", () => {
     expect(d.writes).toEqual(writes);
     expect(d.status.phase).toBe(phase);
     expect(d.events[0]?.reason).toBe(event);
+  });
+});
+
+describe("decide: the PauseVetoed Event", () => {
+  const veto = (reason: string) => ({ vetoPause: true, prewakeAtMs: null, reason });
+  const vetoed = (nowMs: number, lastActivityMs: number, reason: string) =>
+    decide(
+      observe({
+        nowMs,
+        mw: mw({}, { lastActivity: { time: iso(lastActivityMs), source: "cpu" } }),
+        activity: idle(nowMs),
+        forecast: veto(reason),
+      }),
+    ).events;
+
+  it("is the same skip through one idle stretch, as the expected activity moves from slot to slot", () => {
+    const [first] = vetoed(t0, t0 - 45 * min, "activity forecast from 10:15");
+    const [later] = vetoed(t0 + 15 * min, t0 - 45 * min, "activity forecast from 10:30");
+    expect(first).toMatchObject({ reason: "PauseVetoed", kind: "skip", note: later?.note });
+    expect(first?.note).toBe(
+      "idle for the idle window (30m) but not paused: the forecast expects activity within it and the pre-wake " +
+        "lead (the Paused condition says when)",
+    );
+    expect(later?.fingerprint).toBe(first?.fingerprint);
+  });
+
+  it("is a new one for the next idle stretch", () => {
+    const [first] = vetoed(t0, t0 - 45 * min, "activity forecast from 10:15");
+    const [next] = vetoed(t0 + 60 * min, t0 + 20 * min, "activity forecast from 11:15");
+    expect(next?.fingerprint).not.toBe(first?.fingerprint);
   });
 });
 

@@ -28,6 +28,7 @@ import {
   parseDuration,
   specDefaults,
 } from "../../api/managedworkload.ts";
+import { formatDuration } from "../../forecast/index.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
@@ -402,7 +403,14 @@ function whilePaused(
     return {
       writes: resumeWrites(obs, pausedFrom),
       status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
-      events: [{ type: "Normal", reason: eventReasons.resumed, note, kind: "action" }],
+      events: [
+        {
+          type: "Normal",
+          reason: wake.byForecast === "prewake" ? eventReasons.preWake : eventReasons.resumed,
+          note,
+          kind: "action",
+        },
+      ],
       requeueAfterMs: obs.settings.checkIntervalMs,
       summary: note,
     };
@@ -494,7 +502,10 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     if (clock.byForecast === "veto" && !startingUpAfterPrewake(obs, status)) {
       next = notPaused(obs, next, "ForecastVeto", clock.reason);
     }
-    return stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
+    const awake = stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
+    if (clock.byForecast !== "veto") return awake;
+    const idleFromMs = Math.max(activity?.ms ?? Number.NEGATIVE_INFINITY, awakeSinceMs);
+    return { ...awake, events: [vetoEvent(idleWindowMs(obs), idleFromMs)] };
   }
   // Dry-run never scales, so nothing can be undone there.
   const heldOff = manual || inDryRun(obs) ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
@@ -561,6 +572,22 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     events: [{ type: "Normal", reason: eventReasons.paused, note, kind: "action" }],
     requeueAfterMs: obs.settings.pausedCheckIntervalMs,
     summary: note,
+  };
+}
+
+/**
+ * One Event per idle stretch the forecast keeps from a pause (`idleFromMs`, its start, tells them apart): the
+ * Paused condition says, slot by slot, what activity is expected.
+ */
+function vetoEvent(windowMs: number, idleFromMs: number): EventIntent {
+  return {
+    type: "Normal",
+    reason: eventReasons.pauseVetoed,
+    note:
+      `idle for the idle window (${formatDuration(windowMs)}) but not paused: the forecast expects activity ` +
+      "within it and the pre-wake lead (the Paused condition says when)",
+    kind: "skip",
+    fingerprint: new Date(idleFromMs).toISOString(),
   };
 }
 

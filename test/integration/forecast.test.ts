@@ -145,6 +145,15 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     });
     expect(c.status).toBe("False");
     expect(c.message).toMatch(/pause vetoed: .*T10:00:00/);
+    const vetoed = await eventually("the PauseVetoed Event", async () => {
+      const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
+      return events.items.filter(
+        (e) => e.regarding?.name === "veto.deployment" && e.reason === "PauseVetoed",
+      );
+    });
+    expect(vetoed.map((e) => e.note)).toEqual([
+      expect.stringMatching(/^idle for the idle window \(30m\) but not paused/),
+    ]);
     const d = await clients.apps.readNamespacedDeployment({ namespace, name: "veto" });
     expect(d.spec?.replicas).toBe(2);
   });
@@ -158,7 +167,7 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     clock.advance(11 * minute);
     const resumed = await eventually("pre-woken, as its Event says", async () => {
       const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
-      return events.items.find((e) => e.regarding?.name === "prewake.deployment" && e.reason === "Resumed");
+      return events.items.find((e) => e.regarding?.name === "prewake.deployment" && e.reason === "PreWake");
     });
     expect(resumed.note).toMatch(/resumed to 2 replicas: pre-wake: activity forecast from .*T10:00:00/);
     const d = await clients.apps.readNamespacedDeployment({ namespace, name: "prewake" });
