@@ -147,9 +147,10 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     expect(c.message).toMatch(/pause vetoed: .*T10:00:00/);
     const vetoed = await eventually("the PauseVetoed Event", async () => {
       const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
-      return events.items.filter(
+      const found = events.items.filter(
         (e) => e.regarding?.name === "veto.deployment" && e.reason === "PauseVetoed",
       );
+      return found.length > 0 ? found : undefined;
     });
     expect(vetoed.map((e) => e.note)).toEqual([
       expect.stringMatching(/^idle for the idle window \(30m\) but not paused/),
