@@ -231,43 +231,34 @@ describe("the forecast book", () => {
     expect(look.advice?.idleWindowMs).toBe(window);
   });
 
-  it("shortens a trusted forecast's window to two thirds where the next two slots are forecast quiet", () => {
-    const state = dailyPatternState(Date.parse("2026-11-23T09:30:00Z"), 21);
-    const at = (iso: string) =>
-      new ForecastBook().look(
-        "k",
-        mw({}, { phase: "x", confidence: 0, state }),
-        Date.parse(iso),
-        30 * 60_000,
-      );
-    // 09:30 and 09:45 are quiet: 10 minutes instead of 15, and the pause it allows says why; at 09:45 the next
-    // slot has the traffic.
-    const quiet = at("2026-11-23T09:30:00Z").advice;
-    expect(quiet?.idleWindowMs).toBe(10 * 60_000);
-    expect(quiet?.idleWindowNote).toMatch(/expects no activity in this quarter hour or the next/);
-    const before = at("2026-11-23T09:45:00Z").advice;
-    expect(before?.idleWindowMs).toBe(15 * 60_000);
-    expect(before?.idleWindowNote).toBeUndefined();
+  /** The advice at `iso` for a workload with spec.idle.window of `idleMin` minutes, traffic daily from 10:00. */
+  const adviceAt = (iso: string, idleMin = 30) =>
+    new ForecastBook().look(
+      "k",
+      mw({}, { phase: "x", confidence: 0, state: dailyPatternState(Date.parse("2026-11-23T09:30:00Z"), 21) }),
+      Date.parse(iso),
+      idleMin * 60_000,
+    ).advice;
+
+  it("shortens a trusted forecast's window where the next two slots are forecast quiet, and says why", () => {
+    // 09:30 and 09:45 are quiet; at 09:45 the next slot has the traffic.
+    expect(adviceAt("2026-11-23T09:30:00Z")?.idleWindowNote).toMatch(
+      /expects no activity in this quarter hour or the next/,
+    );
+    expect(adviceAt("2026-11-23T09:45:00Z")?.idleWindowNote).toBeUndefined();
   });
 
   it.each([
+    { idle: 30, trusted: 15, quiet: 10 },
+    { idle: 6, trusted: 3, quiet: 2 },
+    { idle: 3, trusted: 1.5, quiet: 1 },
     { idle: 2, trusted: 1, quiet: 1 },
     { idle: 1, trusted: 1, quiet: 1 },
-    { idle: 3, trusted: 1.5, quiet: 1 },
-    { idle: 6, trusted: 3, quiet: 2 },
   ])(
-    "shortens a spec.idle.window of $idle min by default to no less than a minute: $trusted trusted, $quiet in quiet hours",
+    "takes a spec.idle.window of $idle min to $trusted trusted and $quiet in quiet hours (two thirds, never under a minute)",
     ({ idle, trusted, quiet }) => {
-      const state = dailyPatternState(Date.parse("2026-11-23T09:30:00Z"), 21);
-      const at = (iso: string) =>
-        new ForecastBook().look(
-          "k",
-          mw({}, { phase: "x", confidence: 0, state }),
-          Date.parse(iso),
-          idle * 60_000,
-        ).advice?.idleWindowMs;
-      expect(at("2026-11-23T09:45:00Z")).toBe(trusted * 60_000);
-      expect(at("2026-11-23T09:30:00Z")).toBe(quiet * 60_000);
+      expect(adviceAt("2026-11-23T09:45:00Z", idle)?.idleWindowMs).toBe(trusted * 60_000);
+      expect(adviceAt("2026-11-23T09:30:00Z", idle)?.idleWindowMs).toBe(quiet * 60_000);
     },
   );
 
