@@ -384,11 +384,19 @@ describe("decide: the PauseVetoed Event", () => {
 
   it("is the same skip through one idle stretch, as the expected activity moves from slot to slot", () => {
     const [first] = vetoed(t0, t0 - 45 * min, "activity forecast from 10:15");
-    const [later] = vetoed(t0 + 15 * min, t0 - 45 * min, "activity forecast from 10:30");
+    // Later, in a quarter hour the forecast calls quiet, with a shorter window in force.
+    const [later] = decide(
+      observe({
+        nowMs: t0 + 15 * min,
+        mw: mw({}, { lastActivity: { time: iso(t0 - 45 * min), source: "cpu" } }),
+        activity: idle(t0 + 15 * min),
+        forecast: { ...veto("activity forecast from 10:45"), idleWindowMs: 10 * min },
+      }),
+    ).events;
     expect(first).toMatchObject({ reason: "PauseVetoed", kind: "skip", note: later?.note });
     expect(first?.note).toBe(
-      "idle for the idle window (30m) but not paused: the forecast expects activity within it and the pre-wake " +
-        "lead (the Paused condition says when)",
+      "idle for the idle window but not paused: the forecast expects activity within it and the pre-wake lead " +
+        "(status.prediction.nextActivity says when)",
     );
     expect(later?.fingerprint).toBe(first?.fingerprint);
   });
@@ -1023,6 +1031,40 @@ describe("decide: stamps from a clock a little ahead", () => {
     });
     const d = decide(observe({ mw: requested, target: paused, activity: null }));
     expect(d.writes.some((w) => w.kind === "scale")).toBe(wakes);
+  });
+
+  it("uses up a pause request stamped ahead, made while paused, with the wake traffic brings in the same look", () => {
+    const idlePause: ManagedWorkloadStatus = {
+      ...pausedStatus(t0 - 60 * min),
+      lastActivity: { time: iso(t0 - 90 * min), source: "cpu" },
+      conditions: [
+        {
+          type: "Paused",
+          status: "True",
+          reason: "Idle",
+          message: "paused from 3 replicas",
+          lastTransitionTime: iso(t0 - 60 * min),
+        },
+      ],
+    };
+    const requested = { annotations: { [annotations.pauseRequested]: iso(t0 + 3 * min) } };
+    const wake = decide(
+      observe({
+        mw: mw({}, idlePause, requested),
+        target: target(0, { [annotations.pausedFrom]: "3", [annotations.lastRequest]: iso(t0) }),
+        activity: null,
+      }),
+    );
+    expect(wake.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+    const after = decide(
+      observe({
+        nowMs: t0 + 4 * min,
+        mw: mw({}, wake.status, requested),
+        target: target(3, { [annotations.lastRequest]: iso(t0) }),
+        activity: idle(t0 + 4 * min),
+      }),
+    );
+    expect(after.writes).toEqual([]);
   });
 
   it("pauses once on a pause request stamped ahead: a wake before the stamp does not bring it back", () => {

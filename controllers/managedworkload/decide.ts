@@ -28,7 +28,6 @@ import {
   parseDuration,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { formatDuration } from "../../forecast/index.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
@@ -396,6 +395,8 @@ function whilePaused(
       {
         ...(held ? withoutKey(status, "pausesUndone") : status),
         ...(activity ? { lastActivity: { time: iso(activity.stamp), source: activity.source } } : {}),
+        // A pause request made while paused is used up by this wake (a stamp from a clock ahead is later).
+        ...handledPauseRequest(obs, pauseRequested),
       },
       wake.byForecast === "prewake" ? "PreWake" : "Resumed",
       note,
@@ -505,7 +506,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     const awake = stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
     if (clock.byForecast !== "veto") return awake;
     const idleFromMs = Math.max(activity?.ms ?? Number.NEGATIVE_INFINITY, awakeSinceMs);
-    return { ...awake, events: [vetoEvent(idleWindowMs(obs), idleFromMs)] };
+    return { ...awake, events: [vetoEvent(idleFromMs)] };
   }
   // Dry-run never scales, so nothing can be undone there.
   const heldOff = manual || inDryRun(obs) ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
@@ -579,13 +580,15 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
  * One Event per idle stretch the forecast keeps from a pause (`idleFromMs`, its start, tells them apart): the
  * Paused condition says, slot by slot, what activity is expected.
  */
-function vetoEvent(windowMs: number, idleFromMs: number): EventIntent {
+function vetoEvent(idleFromMs: number): EventIntent {
+  // The same words throughout the stretch (the window in force can change with the quarter hour), or each
+  // change would be a new Event.
   return {
     type: "Normal",
     reason: eventReasons.pauseVetoed,
     note:
-      `idle for the idle window (${formatDuration(windowMs)}) but not paused: the forecast expects activity ` +
-      "within it and the pre-wake lead (the Paused condition says when)",
+      "idle for the idle window but not paused: the forecast expects activity within it and the pre-wake lead " +
+      "(status.prediction.nextActivity says when)",
     kind: "skip",
     fingerprint: new Date(idleFromMs).toISOString(),
   };
