@@ -224,19 +224,43 @@ describe("the slots an activity history makes", () => {
       want: [0, 1, 1, null],
     },
     {
+      what: "idle CPU after the start-up, in the same slot, makes it idle",
+      cpu: [[1, 5, 0.3] as const, [1, 14, 0.01] as const],
+      startupMs: 5 * 60_000,
+      want: [0, 0, null, null],
+    },
+    {
       what: "without a lead, start-up CPU counts",
       cpu: [[1, 5, 0.3] as const],
       startupMs: 0,
       want: [0, 1, null, null],
     },
   ])("$what", ({ cpu, startupMs, want }) => {
-    // At 0 replicas at slot 0's start, woken before slot 1's (replicas read at the steps' starts).
+    // At 0 replicas in the step from 00:10, woken before the step from 00:15 (replicas read at the steps' starts).
+    const steps: [slot: number, minute: number, replicas: number][] = [
+      [0, 10, 0],
+      [1, 0, 2],
+      [1, 5, 2],
+      [1, 10, 2],
+      [2, 0, 2],
+      [3, 0, 2],
+    ];
     const answers = {
       ...none,
       cpu: [{ metric: {}, points: cpu.map(([slot, minute, cores]) => [at(slot, minute), cores] as const) }],
-      replicas: replicasAt([0, 0], [1, 2], [2, 2], [3, 2]),
+      replicas: [{ metric: {}, points: steps.map(([slot, minute, n]) => [at(slot, minute), n] as const) }],
     };
     expect(values(answers, 4, startupMs)).toEqual(want);
+  });
+
+  it("does not take hours of traffic for start-up where the replica counts skip a stretch", () => {
+    // At 0 replicas at slot 0's start, then no count until slot 3's: busy all along from slot 1.
+    const answers = {
+      ...none,
+      cpu: series([1, 0.3], [2, 0.3], [3, 0.3]),
+      replicas: replicasAt([0, 0], [3, 2]),
+    };
+    expect(values(answers, 4, 10 * 60_000)).toEqual([0, 1, 1, 1]);
   });
 
   it("numbers the slots from the first one asked for", () => {

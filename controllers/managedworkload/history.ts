@@ -72,12 +72,14 @@ export function historyPoints(
   const count = Math.max(0, toSlot - fromSlot);
   const known = new Uint8Array(count);
   const active = new Uint8Array(count);
-  /** Slots whose CPU was only start-up after a wake: gaps unless something else tells. */
+  /** Slots with CPU of a start-up after a wake, and slots a CPU sample outside one or a query told of. */
   const startingUp = new Uint8Array(count);
-  const mark = (atMs: number, isActive: boolean) => {
+  const told = new Uint8Array(count);
+  const mark = (atMs: number, isActive: boolean, tells = true) => {
     const index = slotOf(atMs) - fromSlot;
     if (index < 0 || index >= count) return;
     known[index] = 1;
+    if (tells) told[index] = 1;
     if (isActive) active[index] = 1;
   };
   // A rate at t covers the step up to t: its slot is the one the instant before t is in.
@@ -90,7 +92,7 @@ export function historyPoints(
   // show only its paused steps, as idle, and its awake ones as gaps: a history never active. Left out.
   const podsFound = cpuTimes.length > 0 || allReplicaPoints.every(([, replicas]) => replicas === 0);
   const replicaPoints = podsFound ? allReplicaPoints : [];
-  for (const [atMs, replicas] of replicaPoints) if (replicas === 0) mark(atMs, false);
+  for (const [atMs, replicas] of replicaPoints) if (replicas === 0) mark(atMs, false, false);
   /** Marks the slots of the CPU steps between `firstMs` and `lastMs` (rate times, both included) as watched. */
   const watched = (firstMs: number, lastMs: number) => {
     if (firstMs > lastMs) return;
@@ -122,7 +124,7 @@ export function historyPoints(
   }
   return Array.from({ length: count }, (_, i) => ({
     slot: fromSlot + i,
-    value: active[i] ? 1 : known[i] && !startingUp[i] ? 0 : null,
+    value: active[i] ? 1 : known[i] && (told[i] || !startingUp[i]) ? 0 : null,
   }));
 }
 
@@ -142,7 +144,8 @@ export type HistoryReading = {
  * after the last step at 0, up to `startupMs` past the first above it. The history cannot tell a pre-wake from a
  * wake on a request, whose requests it does not see either: counted, a pre-wake's start-up would be learned as
  * traffic in the slot before the one it was for, and move the next pre-wake earlier; taken as idle, a request's
- * wake would be. So those slots are gaps, unless an activity query or CPU after the start-up tells.
+ * wake would be. So those slots are gaps, unless an activity query or CPU after the start-up tells. Only a wake
+ * between two consecutive steps counts: one across a stretch the counts did not cover is not pinned down.
  */
 function startupWindows(
   replicaPoints: readonly (readonly [number, number])[],
@@ -154,7 +157,9 @@ function startupWindows(
   for (let i = 1; i < sorted.length; i++) {
     const [beforeMs, before] = sorted[i - 1] ?? [0, 0];
     const [upMs, up] = sorted[i] ?? [0, 0];
-    if (before === 0 && up > 0) windows.push([beforeMs, upMs + startupMs]);
+    // Only a wake the counts pin to one step: across a stretch they did not cover, hours of traffic would go.
+    const oneStep = upMs - beforeMs <= HISTORY_STEP_MS;
+    if (before === 0 && up > 0 && oneStep) windows.push([beforeMs, upMs + startupMs]);
   }
   return windows;
 }
