@@ -64,6 +64,8 @@ describe("napwake annotation values", () => {
         "Fix: remove it, or use one of napwake.dev/managed-by, napwake.dev/paused-from, napwake.dev/protected, " +
         "napwake.dev/last-request, napwake.dev/activity, napwake.dev/cpu-mode, napwake.dev/memory-mode.",
     );
+    // A typo of a key read on the other kind is not suggested: it would be refused here too.
+    expect(annotationProblem("napwake.dev/protectd", "true", "ManagedWorkload")).not.toMatch(/Did you mean/);
     expect(annotationProblem("napwake.dev/pause", "2026-01-31T09:30:00Z", "ManagedWorkload")).toBe(
       "annotation napwake.dev/pause is not a Napwake annotation. " +
         "Fix: remove it, or use one of napwake.dev/pause-requested, napwake.dev/resume-requested.",

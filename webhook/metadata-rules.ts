@@ -162,7 +162,8 @@ export function annotationProblem(
     }
     const here = knownAnnotations.filter((known) => readOn(known) === on);
     return (
-      `annotation ${key} is not a Napwake annotation.${didYouMean(key, knownAnnotations)} Fix: remove it, or use ` +
+      // Only keys read here are suggested: one read on the other kind would be refused again.
+      `annotation ${key} is not a Napwake annotation.${didYouMean(key, here)} Fix: remove it, or use ` +
       `one of ${here.join(", ")}.`
     );
   }

@@ -419,6 +419,56 @@ describe("the forecast book", () => {
     expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
   });
 
+  it("does not announce the end of a suspension whose start it did not announce (paused by hand, then resumed)", () => {
+    const { state, monday } = officeUpToMonday();
+    const withStatus = (
+      phase: "Paused" | "Awake",
+      prediction: PredictionStatus | undefined,
+    ): ManagedWorkload => ({
+      ...mw({ forecast: { awakeBudget: "None" } }),
+      status: {
+        phase,
+        ...(phase === "Paused"
+          ? {
+              conditions: [
+                {
+                  type: "Paused",
+                  status: "True" as const,
+                  reason: "Requested",
+                  message: "paused from 3 replicas: kubectl napwake pause",
+                  lastTransitionTime: new Date(monday - 6 * hour).toISOString(),
+                },
+              ],
+            }
+          : {}),
+        ...(prediction ? { prediction } : {}),
+      },
+    });
+    const book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
+    const notices: string[] = [];
+    let suspended = false;
+    // Paused by hand until 11:00, then resumed and busy until 12:00.
+    for (let t = monday + 7 * hour; t <= monday + 12 * hour; t += 60_000) {
+      const byHand = t < monday + 11 * hour;
+      const activity = byHand ? monday - 6 * hour : t;
+      const look = book.look(
+        "k",
+        withStatus(byHand ? "Paused" : "Awake", prediction),
+        t,
+        30 * 60_000,
+        activity,
+      );
+      prediction = look.prediction;
+      suspended ||= prediction?.adviceSuspended !== undefined;
+      notices.push(...look.notices.map((n) => n.reason));
+      book.sent("k", look.notices);
+    }
+    expect(suspended).toBe(true);
+    expect(prediction?.adviceSuspended).toBeUndefined();
+    expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
+  });
+
   it("flags activity in a quarter hour it was sure would be quiet, once, and not the missing activity of a holiday", () => {
     const { state, monday } = officeUpToMonday();
     const book = new ForecastBook();
@@ -743,6 +793,32 @@ describe("the awake budget in the forecast book", () => {
     if (moves === "up") expect(threshold).toBeGreaterThan(0.35);
     if (moves === "down") expect(threshold).toBeLessThan(0.35);
     if (moves === "nowhere") expect(threshold).toBe(0.35);
+  });
+
+  it("with no activity known, counts the idle window from the workload's return under Napwake's watch", () => {
+    // Adopted three hours ago, let go, and back under Napwake's watch as the looks begin (Paused condition Active).
+    const run = (returned: boolean) => {
+      const book = new ForecastBook();
+      const prediction = { phase: "x", confidence: 0, state };
+      const base = mw(budgeted, prediction);
+      const active = {
+        type: "Paused",
+        status: "False" as const,
+        reason: "Active",
+        message: "the workload is awake",
+        lastTransitionTime: new Date(returned ? now : now - 3 * hour).toISOString(),
+      };
+      const workload: ManagedWorkload = {
+        ...base,
+        metadata: { ...base.metadata, creationTimestamp: new Date(now - 3 * hour).toISOString() },
+        status: { phase: "Awake", prediction, conditions: [active] },
+      };
+      let last: PredictionStatus | undefined;
+      for (let at = now; at <= now + 61 * 60_000; at += 30_000)
+        last = book.look("k", workload, at, window, null).prediction;
+      return last?.activityThreshold ?? Number.NaN;
+    };
+    expect(run(true)).toBeLessThan(run(false));
   });
 
   it.each(["ActivityUnknown", "HeldElsewhere", "PauseUndone"])(

@@ -14,7 +14,8 @@
  * The chance at which a slot counts as "activity expected" is steered by the difference (forecast/budget.ts)
  * while the forecast is trusted, so pre-wakes and vetoes move awake time rather than add to it.
  */
-import { type EventReason, eventReasons } from "../../api/keys.ts";
+import { findCondition } from "../../api/conditions.ts";
+import { conditionTypes, type EventReason, eventReasons } from "../../api/keys.ts";
 import {
   type ManagedWorkload,
   type ManagedWorkloadStatus,
@@ -106,6 +107,8 @@ type Entry = {
   historyRetryAtMs: number;
   /** Since when the trusted forecast's advice is suspended, as status shows it; null while it is not. */
   suspendedSinceMs: number | null;
+  /** Whether that suspension's start was announced: only then is its end (a workload paused by hand has neither). */
+  suspensionAnnounced: boolean;
 };
 
 const SUSPENDED_MESSAGE =
@@ -390,6 +393,7 @@ export class ForecastBook {
     if (suspended === (entry.suspendedSinceMs !== null)) return false;
     if (suspended) {
       entry.suspendedSinceMs = nowMs;
+      entry.suspensionAnnounced = !silent;
       if (!silent) {
         this.#notify(
           entry,
@@ -401,12 +405,13 @@ export class ForecastBook {
     } else {
       entry.suspendedSinceMs = null;
       // A forecast no longer trusted says so with its phase change.
-      if (decision.actionable && !silent) {
+      if (decision.actionable && entry.suspensionAnnounced) {
         this.#notify(
           entry,
           "Normal",
           eventReasons.forecastAdviceResumed,
-          "forecast advice resumed: the forecast vetoes pauses and pre-wakes again",
+          "forecast advice resumed: activity came as forecast, or hours the forecast calls quiet passed; it " +
+            "vetoes pauses and pre-wakes again",
         );
       }
     }
@@ -448,6 +453,7 @@ export class ForecastBook {
       historyFailures: 0,
       historyRetryAtMs: Number.NEGATIVE_INFINITY,
       suspendedSinceMs: null,
+      suspensionAnnounced: false,
     });
     const discard = (why: string): Entry => ({
       ...fresh(),
@@ -488,6 +494,8 @@ export class ForecastBook {
       history: "settled",
       // A suspension status shows was announced: a restart does not announce it again.
       suspendedSinceMs: suspendedSince(prediction, nowMs),
+      // Status cannot tell whether it was announced: its end is, rather than a suspension left without one.
+      suspensionAnnounced: suspendedSince(prediction, nowMs) !== null,
     };
   }
 }
@@ -585,13 +593,27 @@ function spentSince(
   const last = entry.lastLook;
   const none = { awakeMs: 0, baselineAwakeMs: 0 };
   if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS) return none;
-  const reference = knownActivityMs ?? timeOf(mw.metadata.creationTimestamp);
+  const reference = knownActivityMs ?? clockStartMs(mw);
   if (reference === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
   if (pauseBlocked(mw.status)) return none;
   return {
     awakeMs: mw.status?.phase === "Paused" ? 0 : nowMs - last.atMs,
     baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, reference], idleWindowMs),
   };
+}
+
+/**
+ * Where the clock counts the idle window from when no activity is known: the workload's adoption, or its return
+ * under Napwake's watch since (an awake workload's Paused condition says Active from then). A pre-wake is the
+ * forecast's spending, not a start of the clock (though one later vetoed reads Active too: with no activity known
+ * at all, its first window goes uncharged).
+ */
+function clockStartMs(mw: ManagedWorkload): number | null {
+  const adopted = timeOf(mw.metadata.creationTimestamp);
+  const paused = findCondition(mw.status?.conditions, conditionTypes.paused);
+  const returned =
+    paused?.status === "False" && paused.reason === "Active" ? timeOf(paused.lastTransitionTime) : null;
+  return returned !== null && (adopted === null || returned > adopted) ? returned : adopted;
 }
 
 /** The last decision could not pause for a reason outside the forecast, which the idle window alone meets too. */
