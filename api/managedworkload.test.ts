@@ -9,8 +9,25 @@ import {
   managedWorkloadCrd,
   parseDuration,
   phases,
+  prewakeLeadMs,
   specDefaults,
 } from "./managedworkload.ts";
+
+describe("the pre-wake lead in force", () => {
+  const target = { kind: "Deployment" as const, name: "web" };
+  it.each([
+    { what: "the default when unset", forecast: undefined, ms: 10 * 60_000 },
+    { what: "the spec's", forecast: { prewake: "30m" }, ms: 30 * 60_000 },
+    { what: "the CRD's cap for one stored before the cap", forecast: { prewake: "24h" }, ms: 2 * 3_600_000 },
+  ])("is $what", ({ forecast, ms }) => {
+    expect(prewakeLeadMs({ targetRef: target, ...(forecast ? { forecast } : {}) })).toBe(ms);
+  });
+
+  it("is the cap the CRD enforces", () => {
+    const crd = readFileSync(join(import.meta.dirname, "../manifests/crds/managedworkload.yaml"), "utf8");
+    expect(crd).toContain("duration(self) <= duration('2h')");
+  });
+});
 
 describe("parseDuration", () => {
   it.each([

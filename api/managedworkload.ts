@@ -164,6 +164,17 @@ const unitMs: Record<string, number> = {
 const durationPattern = /^(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))+$/;
 const durationPart = /(\d+(?:\.\d+)?)(ns|us|ms|s|m|h)/g;
 
+/** The CRD's cap on spec.forecast.prewake: a lead of hours would keep a daily workload awake all day. */
+export const MAX_PREWAKE_MS = 2 * 3_600_000;
+
+/**
+ * The pre-wake lead in force: spec.forecast.prewake, or its default. An object stored before the CRD capped it
+ * keeps a longer value, which the API server still accepts unchanged; it is held to the cap here.
+ */
+export function prewakeLeadMs(spec: ManagedWorkloadSpec): number {
+  return Math.min(MAX_PREWAKE_MS, parseDuration(spec.forecast?.prewake ?? specDefaults.prewake));
+}
+
 /** Milliseconds in a duration such as `30m`, `2h`, `1h30m` or `90s`. Throws on anything else. */
 export function parseDuration(text: string): number {
   if (!durationPattern.test(text)) {

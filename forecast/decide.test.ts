@@ -76,7 +76,7 @@ describe("forecast decisions", () => {
     expect(later).toEqual(first);
   });
 
-  it("looks a day beyond a pre-wake lead near 24 h, so the Monday pre-wake is known on Sunday before it is due", () => {
+  it("looks a day beyond a pre-wake lead near 24 h (set before the 2h cap), so the Monday pre-wake is known on Sunday", () => {
     const longLead = forecastConfig({ prewakeLeadMs: 23 * 60 * MINUTE + 50 * MINUTE });
     // Trained to Saturday's end: the next slot is Sunday 00:00, and activity comes again Monday 08:00.
     const weekend = observeAll(createEngine(longLead), officeSeries(20, 11), longLead).engine;

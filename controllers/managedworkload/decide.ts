@@ -26,6 +26,7 @@ import {
   type ManagedWorkloadStatus,
   type Phase,
   parseDuration,
+  prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
 import { decideClock } from "./activity-clock.ts";
@@ -731,7 +732,7 @@ function latestActivity(
 function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus): boolean {
   if (!pausedFor(status, "False", PRE_WOKEN)) return false;
   const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
-  const leadMs = parseDuration(obs.mw.spec.forecast?.prewake ?? specDefaults.prewake);
+  const leadMs = prewakeLeadMs(obs.mw.spec);
   const prewakeAtMs = obs.forecast?.prewakeAtMs ?? null;
   const forecastFromMs = prewakeAtMs === null ? Number.POSITIVE_INFINITY : prewakeAtMs + leadMs;
   return (

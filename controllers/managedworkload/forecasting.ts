@@ -20,6 +20,7 @@ import {
   type ManagedWorkload,
   type ManagedWorkloadStatus,
   parseDuration,
+  prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
 import {
@@ -425,7 +426,7 @@ export class ForecastBook {
   #config(mw: ManagedWorkload): ForecastConfig {
     return forecastConfig({
       ...this.#base,
-      prewakeLeadMs: parseDuration(mw.spec.forecast?.prewake ?? specDefaults.prewake),
+      prewakeLeadMs: prewakeLeadMs(mw.spec),
     });
   }
 

@@ -3,7 +3,7 @@
  * workloads at a time: an operator installed into a cluster with thousands of opted-in workloads asks for
  * their histories one after another, not all at once.
  */
-import { type ManagedWorkload, parseDuration, specDefaults } from "../../api/managedworkload.ts";
+import { type ManagedWorkload, prewakeLeadMs } from "../../api/managedworkload.ts";
 import { type GridPoint, slotStartMs } from "../../forecast/index.ts";
 import type { PrometheusClient, PrometheusError, RangeSeries } from "../../rightsizing/prometheus-client.ts";
 import type { PromQLConfig } from "../../rightsizing/promql.ts";
@@ -86,7 +86,7 @@ export function activityHistoryReader(deps: {
       }
       const reading = {
         cpuThresholdCores: cpuThresholdCores(mw),
-        startupMs: parseDuration(mw.spec.forecast?.prewake ?? specDefaults.prewake),
+        startupMs: prewakeLeadMs(mw.spec),
       };
       return historyPoints({ cpu, replicas, activity }, reading, fromSlot, toSlot);
     },
