@@ -384,90 +384,50 @@ describe("the forecast book", () => {
     expect(notices).toEqual(["ForecastAdviceSuspended", "ForecastAdviceResumed"]);
   });
 
-  it("sends no suspension Events for a workload paused by hand, which the forecast leaves alone, but shows it", () => {
-    // The workload was paused with kubectl napwake pause before the Monday.
-    const { state, monday } = officeUpToMonday();
-    const byHand = (prediction: PredictionStatus | undefined): ManagedWorkload => ({
-      ...mw({ forecast: { awakeBudget: "None" } }),
-      status: {
-        phase: "Paused",
-        conditions: [
-          {
-            type: "Paused",
-            status: "True",
-            reason: "Requested",
-            message: "paused from 3 replicas: kubectl napwake pause",
-            lastTransitionTime: new Date(monday - 6 * hour).toISOString(),
-          },
-        ],
-        ...(prediction ? { prediction } : {}),
-      },
-    });
-    const book = new ForecastBook();
-    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
-    const notices: string[] = [];
-    let suspended = false;
-    // Monday and Tuesday, and the night between, which ends the silence.
-    for (let t = monday + 7 * hour; t <= monday + 36 * hour; t += 5 * 60_000) {
-      const look = book.look("k", byHand(prediction), t, 30 * 60_000, monday - 6 * hour);
-      prediction = look.prediction;
-      suspended ||= prediction?.adviceSuspended !== undefined;
-      notices.push(...look.notices.map((n) => n.reason));
-      book.sent("k", look.notices);
-    }
-    expect(suspended).toBe(true);
-    expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
-  });
-
-  it("does not announce the end of a suspension whose start it did not announce (paused by hand, then resumed)", () => {
-    const { state, monday } = officeUpToMonday();
-    const withStatus = (
-      phase: "Paused" | "Awake",
-      prediction: PredictionStatus | undefined,
-    ): ManagedWorkload => ({
-      ...mw({ forecast: { awakeBudget: "None" } }),
-      status: {
-        phase,
-        ...(phase === "Paused"
-          ? {
-              conditions: [
-                {
-                  type: "Paused",
-                  status: "True" as const,
-                  reason: "Requested",
-                  message: "paused from 3 replicas: kubectl napwake pause",
-                  lastTransitionTime: new Date(monday - 6 * hour).toISOString(),
-                },
-              ],
-            }
-          : {}),
-        ...(prediction ? { prediction } : {}),
-      },
-    });
-    const book = new ForecastBook();
-    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
-    const notices: string[] = [];
-    let suspended = false;
-    // Paused by hand until 11:00, then resumed and busy until 12:00.
-    for (let t = monday + 7 * hour; t <= monday + 12 * hour; t += 60_000) {
-      const byHand = t < monday + 11 * hour;
-      const activity = byHand ? monday - 6 * hour : t;
-      const look = book.look(
-        "k",
-        withStatus(byHand ? "Paused" : "Awake", prediction),
-        t,
-        30 * 60_000,
-        activity,
-      );
-      prediction = look.prediction;
-      suspended ||= prediction?.adviceSuspended !== undefined;
-      notices.push(...look.notices.map((n) => n.reason));
-      book.sent("k", look.notices);
-    }
-    expect(suspended).toBe(true);
-    expect(prediction?.adviceSuspended).toBeUndefined();
-    expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
-  });
+  it.each([
+    {
+      what: "paused through a Monday, the night after and the Tuesday",
+      untilH: 36,
+      resumedAtH: Number.POSITIVE_INFINITY,
+    },
+    { what: "paused until 11:00 on the Monday, then resumed and busy", untilH: 12, resumedAtH: 11 },
+  ])(
+    "sends no suspension Events for a workload paused by hand, which the forecast leaves alone, but shows it: $what",
+    ({ untilH, resumedAtH }) => {
+      const { state, monday } = officeUpToMonday();
+      const pausedByHand = {
+        type: "Paused",
+        status: "True" as const,
+        reason: "Requested",
+        message: "paused from 3 replicas: kubectl napwake pause",
+        lastTransitionTime: new Date(monday - 6 * hour).toISOString(),
+      };
+      const workload = (byHand: boolean, prediction: PredictionStatus | undefined): ManagedWorkload => ({
+        ...mw({ forecast: { awakeBudget: "None" } }),
+        status: {
+          phase: byHand ? "Paused" : "Awake",
+          ...(byHand ? { conditions: [pausedByHand] } : {}),
+          ...(prediction ? { prediction } : {}),
+        },
+      });
+      const book = new ForecastBook();
+      let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
+      const notices: string[] = [];
+      let suspended = false;
+      for (let t = monday + 7 * hour; t <= monday + untilH * hour; t += 5 * 60_000) {
+        const byHand = t < monday + resumedAtH * hour;
+        const activity = byHand ? monday - 6 * hour : t;
+        const look = book.look("k", workload(byHand, prediction), t, 30 * 60_000, activity);
+        prediction = look.prediction;
+        suspended ||= prediction?.adviceSuspended !== undefined;
+        notices.push(...look.notices.map((n) => n.reason));
+        book.sent("k", look.notices);
+      }
+      expect(suspended).toBe(true);
+      expect(prediction?.adviceSuspended).toBeUndefined();
+      expect(notices.filter((n) => n.startsWith("ForecastAdvice"))).toEqual([]);
+    },
+  );
 
   it("flags activity in a quarter hour it was sure would be quiet, once, and not the missing activity of a holiday", () => {
     const { state, monday } = officeUpToMonday();
