@@ -122,10 +122,13 @@ export function historyPoints(
   for (const { query, series } of answers.activity) {
     for (const [atMs, value] of firstSeriesAtEachStep(series)) mark(atMs, isQueryActive(query, value));
   }
-  return Array.from({ length: count }, (_, i) => ({
-    slot: fromSlot + i,
-    value: active[i] ? 1 : known[i] && (told[i] || !startingUp[i]) ? 0 : null,
-  }));
+  const valueAt = (i: number): number | null => {
+    if (active[i]) return 1;
+    // Start-up CPU alone tells nothing of the slot: a gap, unless a sample outside it or a query told.
+    if (startingUp[i] && !told[i]) return null;
+    return known[i] ? 0 : null;
+  };
+  return Array.from({ length: count }, (_, i) => ({ slot: fromSlot + i, value: valueAt(i) }));
 }
 
 /** How the history is read for one workload. */
