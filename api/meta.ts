@@ -18,3 +18,10 @@ export interface NamespacedObjectMeta {
     blockOwnerDeletion?: boolean;
   }[];
 }
+
+/** An RFC 3339 time (a metadata or status timestamp) in ms, or null when absent or unreadable. */
+export function timeOf(value: string | undefined | null): number | null {
+  if (!value) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms;
+}

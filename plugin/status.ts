@@ -5,6 +5,7 @@
 import type { V1ObjectMeta } from "@kubernetes/client-node";
 import { annotations, conditionTypes } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import { timeOf } from "../api/meta.ts";
 import { describeTarget } from "./workload-ref.ts";
 
 /** A target's replica facts, keyed by `namespace/Kind/name` (see targetKey). */
@@ -81,7 +82,7 @@ function statusRow(
     lastActivitySource: status.lastActivity?.source ?? null,
     idleForSeconds: secondsSince(idleSinceMs(mw, status), nowMs),
     pausedAt,
-    pausedForSeconds: secondsSince(timeMs(pausedAt), nowMs),
+    pausedForSeconds: secondsSince(timeOf(pausedAt), nowMs),
     forecast: predictionText(status.prediction, "phase"),
     forecastSuspendedSince: suspendedSince(status.prediction),
     nextPrewake: predictionText(status.prediction, "nextPrewake"),
@@ -112,7 +113,7 @@ const awakePhases: ReadonlySet<string> = new Set(["Awake", "DryRun"]);
  * overwrote the wake time in status, and the controller counts no idleness while paused.
  */
 function idleSinceMs(mw: ManagedWorkload, status: Status): number | null {
-  const activityMs = timeMs(status.lastActivity?.time);
+  const activityMs = timeOf(status.lastActivity?.time);
   const awakeMs = awakePhases.has(status.phase ?? "") ? awakeSinceMs(mw, status) : null;
   if (activityMs === null || awakeMs === null) return activityMs ?? awakeMs;
   return Math.max(activityMs, awakeMs);
@@ -124,8 +125,8 @@ function awakeSinceMs(mw: ManagedWorkload, status: Status): number | null {
   // Status still says paused (the write after a wake was lost): the controller restarts the clock, from a
   // time the plugin cannot see.
   if (paused?.status === "True" || status.pausedAt !== undefined) return null;
-  const wokenMs = paused?.status === "False" ? timeMs(paused.lastTransitionTime) : null;
-  return wokenMs ?? timeMs(mw.metadata.creationTimestamp);
+  const wokenMs = paused?.status === "False" ? timeOf(paused.lastTransitionTime) : null;
+  return wokenMs ?? timeOf(mw.metadata.creationTimestamp);
 }
 
 /** A non-empty string field of status.prediction, which the forecast engine owns (the schema keeps any shape). */
@@ -138,12 +139,7 @@ function predictionText(prediction: Record<string, unknown> | undefined, key: st
 function suspendedSince(prediction: Record<string, unknown> | undefined): string | null {
   const suspended = prediction?.adviceSuspended;
   const since = typeof suspended === "object" && suspended ? (suspended as { since?: unknown }).since : null;
-  return typeof since === "string" && timeMs(since) !== null ? since : null;
-}
-
-function timeMs(time: string | null | undefined): number | null {
-  const ms = Date.parse(time ?? "");
-  return Number.isNaN(ms) ? null : ms;
+  return typeof since === "string" && timeOf(since) !== null ? since : null;
 }
 
 function secondsSince(ms: number | null, nowMs: number): number | null {

@@ -29,6 +29,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
+import { timeOf } from "../../api/meta.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
@@ -955,13 +956,6 @@ export function observedTime(ms: number | null, nowMs: number): number | null {
 
 function untilNext(obs: Observation, atMs: number | null, otherwiseMs: number): number {
   return atMs === null ? otherwiseMs : Math.max(1_000, Math.min(otherwiseMs, atMs - obs.nowMs));
-}
-
-/** An RFC 3339 time in ms, or null when absent or unreadable. */
-export function timeOf(value: string | undefined | null): number | null {
-  if (!value) return null;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : ms;
 }
 
 function iso(ms: number): string {

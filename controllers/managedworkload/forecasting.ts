@@ -23,6 +23,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
+import { timeOf } from "../../api/meta.ts";
 import {
   type AnomalyEvent,
   type AwakeSpend,
@@ -49,7 +50,7 @@ import {
   trustedIdleWindow,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
-import { PAUSE_BLOCKED_REASONS, PAUSED_BY_HAND, pausedFor, timeOf } from "./decide.ts";
+import { PAUSE_BLOCKED_REASONS, PAUSED_BY_HAND, pausedFor } from "./decide.ts";
 
 const hourMs = 3_600_000;
 
@@ -482,6 +483,7 @@ export class ForecastBook {
     // A save time ahead of the clock (a damaged status, a replica whose clock ran ahead) would hold off the
     // next save until then; an unreadable one counts as now.
     const savedAtMs = Math.min(timeOf(prediction?.savedAt) ?? nowMs, nowMs);
+    const suspendedSinceMs = suspendedSince(prediction, nowMs);
     return {
       ...fresh(),
       engine,
@@ -494,9 +496,9 @@ export class ForecastBook {
       state: saved,
       history: "settled",
       // A suspension status shows was announced: a restart does not announce it again.
-      suspendedSinceMs: suspendedSince(prediction, nowMs),
+      suspendedSinceMs,
       // Status cannot tell whether it was announced: its end is, rather than a suspension left without one.
-      suspensionAnnounced: suspendedSince(prediction, nowMs) !== null,
+      suspensionAnnounced: suspendedSinceMs !== null,
     };
   }
 }

@@ -75,9 +75,14 @@ export function historyPoints(
   /** Slots with CPU of a start-up after a wake, and slots a CPU sample outside one or a query told of. */
   const startingUp = new Uint8Array(count);
   const told = new Uint8Array(count);
-  const mark = (atMs: number, isActive: boolean, tells = true) => {
+  /** The index of the slot `atMs` falls in, or null outside the range. */
+  const indexOf = (atMs: number): number | null => {
     const index = slotOf(atMs) - fromSlot;
-    if (index < 0 || index >= count) return;
+    return index >= 0 && index < count ? index : null;
+  };
+  const mark = (atMs: number, isActive: boolean, tells = true) => {
+    const index = indexOf(atMs);
+    if (index === null) return;
     known[index] = 1;
     if (tells) told[index] = 1;
     if (isActive) active[index] = 1;
@@ -115,8 +120,8 @@ export function historyPoints(
   const startups = startupWindows(replicaPoints, reading.startupMs);
   for (const [atMs, cores] of cpuPoints) {
     if (startups.some(([after, upTo]) => atMs + 1 > after && atMs + 1 <= upTo)) {
-      const index = slotOf(atMs) - fromSlot;
-      if (index >= 0 && index < count) startingUp[index] = 1;
+      const index = indexOf(atMs);
+      if (index !== null) startingUp[index] = 1;
     } else mark(atMs, cores >= reading.cpuThresholdCores);
   }
   for (const { query, series } of answers.activity) {
