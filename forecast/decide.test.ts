@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
 import { clockAdvice, decide, trustedIdleWindow } from "./decide.ts";
 import { createEngine, type ForecastEngine, observeAll } from "./engine.ts";
-import { forecastProbability, forecastSlots, patternMean } from "./forecast.ts";
+import { forecastMean, forecastProbability, forecastSlots, patternMean } from "./forecast.ts";
 import { DAY_SLOTS, type GridPoint, slotStartMs } from "./grid.ts";
 import { officeSeries } from "./testing.ts";
 
@@ -19,6 +19,13 @@ describe("forecast decisions", () => {
     expect(points[8]?.mean).toBeLessThan(1);
     const width = (i: number) => (points[i]?.upper ?? 0) - (points[i]?.lower ?? 0);
     expect(width(80)).toBeGreaterThanOrEqual(width(0));
+  });
+
+  it("forecasts from the slot asked for, one already learned too, as the point forecast reads it", () => {
+    const from = (trained.nextSlot ?? 0) - 4;
+    const points = forecastSlots(trained, from, 3, config);
+    expect(points.map((p) => p.slot)).toEqual([from, from + 1, from + 2]);
+    expect(points[0]?.mean).toBeCloseTo(forecastMean(trained, from, config) ?? Number.NaN, 9);
   });
 
   const lead = config.prewakeLeadMs / MINUTE;

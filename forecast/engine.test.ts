@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { encodeEngine } from "./codec.ts";
 import { forecastConfig } from "./config.ts";
 import {
   confidence,
@@ -78,14 +79,27 @@ describe("forecast engine phases", () => {
     expect(phaseChanges(events).map((e) => e.to)).toEqual(["shadow"]);
   });
 
-  it("drops back to shadow once the history it keeps holds no activity, and says so", () => {
+  it("drops back to shadow once the history it keeps holds activity on one day only, and says so", () => {
     const quiet = officeSeries(config.historyDays + 1, 1, () => 0, regular.engine.nextSlot ?? 0);
     const { engine, events } = run(quiet, regular.engine);
     expect(engine.phase).toBe("shadow");
-    expect(phaseChanges(events).at(-1)?.reason.message).toMatch(
-      /no activity in the last 14 days: nothing to forecast/,
+    const [drop, ...more] = phaseChanges(events);
+    expect(more).toEqual([]);
+    expect(drop?.reason.message).toMatch(
+      /activity on one day only in the last 14 days: no pattern to forecast yet/,
     );
   });
+
+  it.each([4, 10, 20])(
+    "does not trust a first activity after %i idle days: one day is not a pattern",
+    (days) => {
+      const idle = officeSeries(days, 1, () => 0);
+      const before = run(idle).engine;
+      const { engine } = observe(before, { slot: (before.nextSlot ?? 0) + 40, value: 1 }, config);
+      expect(engine.phase).toBe("shadow");
+      expect(confidence(engine)).toBe(0);
+    },
+  );
 
   it("refits at once a model restored without a refit on record, instead of never", () => {
     const start = regular.engine.nextSlot ?? 0;
@@ -158,6 +172,17 @@ describe("the confidence a phase change gives as its reason", () => {
   );
 });
 
+describe("values no activity can have", () => {
+  it.each([Number.POSITIVE_INFINITY, Number.NaN, -1])("learns %s as a gap, not a number", (value) => {
+    const slot = regular.engine.nextSlot ?? 0;
+    const { engine } = observe(regular.engine, { slot, value }, config);
+    expect(Number.isFinite(engine.model?.level)).toBe(true);
+    expect(engine.accuracy).toEqual(regular.engine.accuracy);
+    expect(confidence(engine)).toBe(confidence(regular.engine));
+    expect(encodeEngine(engine).ok).toBe(true);
+  });
+});
+
 describe("anomalies", () => {
   it("flags a burst far outside the interval and learns a clipped value", () => {
     const quietSlot = (regular.engine.nextSlot ?? 0) + 4; // 01:00 on a Monday: nothing expected
@@ -208,6 +233,13 @@ describe("anomalies", () => {
       const { events } = observe(learned, { slot: monday + 32, value: 1 }, config);
       expect(events.filter((e) => e.kind === "anomaly")).toEqual([]);
     });
+  });
+
+  it("flags the first activity after a window without any as a 0/1 sample: a chance, not a count", () => {
+    const idle = officeSeries(5, 1, () => 0);
+    const before = run(idle).engine;
+    const { events } = observe(before, { slot: (before.nextSlot ?? 0) + 12, value: 1 }, config);
+    expect(events.filter((e) => e.kind === "anomaly")).toMatchObject([{ observed: 1, direction: "above" }]);
   });
 
   it("accepts a changed level after a run of anomalies", () => {

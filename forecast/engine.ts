@@ -128,13 +128,31 @@ export function confidence(engine: ForecastEngine): number {
 }
 
 /**
- * Whether the history kept holds any activity. Without any, model and seasonal-naive are both exactly right
- * about nothing: their record scores "as good as seasonal-naive", which is no reason to trust a forecast that
- * covers no hour at all.
+ * Whether the history kept holds activity on two days or more. Without, model and seasonal-naive are both right
+ * about nothing, or both wrong about one day's activity: their record scores "as good as seasonal-naive", which
+ * is no reason to trust a forecast that covers no hour. Activity on one day is not yet a pattern.
  */
 function activityKept(engine: ForecastEngine): boolean {
+  return activeDaysKept(engine) >= 2;
+}
+
+/** Days of the kept history with activity, counted up to two. */
+function activeDaysKept(engine: ForecastEngine): 0 | 1 | 2 {
   const { lastActiveSlot, nextSlot } = engine;
-  return lastActiveSlot !== null && nextSlot !== null && nextSlot - lastActiveSlot <= engine.history.length;
+  if (lastActiveSlot === null || nextSlot === null || nextSlot - lastActiveSlot > engine.history.length)
+    return 0;
+  const oldest = nextSlot - engine.history.length;
+  const dayStart = Math.floor(lastActiveSlot / DAY_SLOTS) * DAY_SLOTS;
+  for (let slot = dayStart - 1; slot >= oldest; slot--) if (historyAt(engine, slot) > 0) return 2;
+  return 1;
+}
+
+/** Why a forecast without activity on two days of its history is not trusted. */
+function noPatternMessage(engine: ForecastEngine, config: ForecastConfig): string {
+  const days = config.historyDays;
+  return activeDaysKept(engine) === 0
+    ? `no activity in the last ${days} days: nothing to forecast`
+    : `activity on one day only in the last ${days} days: no pattern to forecast yet`;
 }
 
 export function isActive(phase: Phase): boolean {
@@ -172,8 +190,9 @@ function cloneEngine(engine: ForecastEngine): ForecastEngine {
  * value (gaps before it are no history), and starts again when more than `maxGapSlots` have passed without one,
  * whether they came as gaps or were skipped.
  */
-export function observe(engine: ForecastEngine, point: GridPoint, config: ForecastConfig): Observation {
-  if (engine.nextSlot !== null && point.slot < engine.nextSlot) return { engine, events: [] };
+export function observe(engine: ForecastEngine, given: GridPoint, config: ForecastConfig): Observation {
+  if (engine.nextSlot !== null && given.slot < engine.nextSlot) return { engine, events: [] };
+  const point = knownValue(given);
   const started = engine.nextSlot !== null;
   // Slots without a value since the last one with: this point's own too when it has none.
   const unknownRun = started ? point.slot - lastKnownSlot(engine) - (point.value === null ? 0 : 1) : 0;
@@ -190,6 +209,15 @@ export function observe(engine: ForecastEngine, point: GridPoint, config: Foreca
   learnSlot(draft, point.value ?? Number.NaN, config, events);
   advanceLifecycle(draft, config, events);
   return { engine: draft, events };
+}
+
+/**
+ * A value no activity can have (negative, NaN, infinite) is no measurement: a gap, not a number that would
+ * turn the model and its record into NaN for good.
+ */
+function knownValue(point: GridPoint): GridPoint {
+  const { value } = point;
+  return value === null || (Number.isFinite(value) && value >= 0) ? point : { slot: point.slot, value: null };
 }
 
 /** `observe` over many points, in order. */
@@ -380,7 +408,7 @@ function advanceLifecycle(draft: ForecastEngine, config: ForecastConfig, events:
   } else if (isActive(draft.phase) && score < config.deactivateBelow) {
     const message = activityKept(draft)
       ? confidenceMessage(score, "<", config.deactivateBelow)
-      : `no activity in the last ${config.historyDays} days: nothing to forecast`;
+      : noPatternMessage(draft, config);
     setPhase(draft, "shadow", { code: "confidence-low", message }, events);
   } else if (draft.phase === "active-daily" && activePhase === "active-weekly") {
     setPhase(
@@ -420,7 +448,10 @@ export function refitEngine(engine: ForecastEngine, config: ForecastConfig): For
   return draft;
 }
 
-/** Refits on the kept history; returns false (state untouched) when the window has no data. */
+/**
+ * Refits on the kept history; returns false (the model untouched) when the window has no data. Either way the
+ * next refit is due `refitEverySlots` later: a window without data is not tried again at every slot.
+ */
 function refit(
   draft: ForecastEngine,
   seasonality: Seasonality,
@@ -433,12 +464,12 @@ function refit(
   const values = new Float64Array(length);
   for (let i = 0; i < length; i++) values[i] = historyAt(draft, startSlot + i);
   const fit = fitWindow({ startSlot, values }, seasonality, config);
+  draft.lastRefitSlot = nextSlot;
   if (!fit) return false;
   draft.model = fit.state;
   draft.params = fit.params;
   draft.errorMoments = fit.errorMoments;
   draft.burstSize = fit.burstSize;
-  draft.lastRefitSlot = nextSlot;
   events.push({
     kind: "refit",
     atMs: slotStartMs(nextSlot),

@@ -23,11 +23,6 @@ function stepsAhead(engine: ForecastEngine, slot: number): number {
   return slot - (engine.nextSlot ?? slot) + 1;
 }
 
-/** As stepsAhead, with slots already learned treated as the next one. */
-function horizonOf(engine: ForecastEngine, slot: number): number {
-  return Math.max(1, stepsAhead(engine, slot));
-}
-
 /** Point forecast for one slot, or null while there is no model. */
 export function forecastMean(engine: ForecastEngine, slot: number, config: ForecastConfig): number | null {
   if (!engine.model || !engine.params) return null;
@@ -64,15 +59,16 @@ export function forecastSlots(
 ): ForecastPoint[] {
   const { model, params } = engine;
   if (!model || !params || count <= 0) return [];
-  const firstHorizon = horizonOf(engine, fromSlot);
-  const multipliers = varianceMultipliers(params, firstHorizon + count - 1);
+  const firstSteps = stepsAhead(engine, fromSlot);
+  const multipliers = varianceMultipliers(params, Math.max(1, firstSteps + count - 1));
   const points: ForecastPoint[] = [];
   for (let i = 0; i < count; i++) {
-    const horizon = firstHorizon + i;
-    const raw = forecastAt(model, params, hwOptions(config), horizon);
+    const slot = fromSlot + i;
+    const steps = firstSteps + i;
+    const raw = forecastAt(model, params, hwOptions(config), steps);
     const sigma = oneStepSigma(engine, raw, config);
-    const spread = config.intervalZ * sigma * Math.sqrt(multipliers[horizon - 1] ?? 1);
-    const slot = model.nextSlot + horizon - 1;
+    // A slot already learned is as uncertain as the next one: its interval is the one-step interval.
+    const spread = config.intervalZ * sigma * Math.sqrt(multipliers[Math.max(1, steps) - 1] ?? 1);
     points.push({
       slot,
       startMs: slotStartMs(slot),

@@ -15,6 +15,7 @@ import {
   stepInPlace,
 } from "./holt-winters.ts";
 import { minimiseBounded } from "./optimise.ts";
+import { normal, seededRandom } from "./prng.ts";
 import { MONDAY_SLOT, officeRate, officeSeries } from "./testing.ts";
 
 const config = forecastConfig();
@@ -174,6 +175,22 @@ describe("weekly season from two weeks", () => {
     const kept = meanAbs(onDays(weekly, lookAt)) / meanAbs(onDays(rawWeekly(values, mean), lookAt));
     expect(kept).toBeGreaterThanOrEqual(atLeast);
     expect(kept).toBeLessThanOrEqual(atMost);
+  });
+
+  it("shrinks a day by the means it has: times of day never seen do not weaken the rest of it", () => {
+    const random = seededRandom(4);
+    const values = Array.from({ length: 2 * WEEK_SLOTS }, (_, i) => {
+      const day = Math.floor(i / DAY_SLOTS) % 7;
+      return (day === 2 ? 1 : 0) + 0.8 * normal(random);
+    });
+    // The same two weeks with the afternoon of day 2 never observed.
+    const holed = values.map((v, i) =>
+      Math.floor(i / DAY_SLOTS) % 7 === 2 && i % DAY_SLOTS >= 48 ? null : v,
+    );
+    const morning = (MONDAY_SLOT + 2 * DAY_SLOTS) % WEEK_SLOTS;
+    const full = shrunkWeeklyMeans(windowOf(values), () => 0)[morning] ?? 0;
+    const partial = shrunkWeeklyMeans(windowOf(holed), () => 0)[morning] ?? 0;
+    expect(partial).toBeCloseTo(full, 1);
   });
 
   it("leans towards the newer week: a Monday peak that grew is mostly the new one", () => {

@@ -228,12 +228,14 @@ export function shrunkWeeklyMeans(
     let power = 0;
     let noise = 0;
     let noiseSamples = 0;
+    let means = 0;
     for (let i = day * DAY_SLOTS; i < (day + 1) * DAY_SLOTS; i++) {
       const weight = weights[i] ?? 0;
       if (weight === 0) continue;
       const mean = (sums[i] ?? 0) / weight;
       weekly[i] = mean;
       power += mean * mean;
+      means++;
       // Unbiased variance of the samples (n - 1 with equal weights), then of their weighted mean.
       const freedom = weight - (squaredWeights[i] ?? 0) / weight;
       if (freedom <= FREEDOM_EPSILON) continue;
@@ -242,7 +244,7 @@ export function shrunkWeeklyMeans(
       noiseSamples++;
     }
     const shrink =
-      noiseSamples === 0 || power === 0 ? 0 : Math.max(0, 1 - noise / noiseSamples / (power / DAY_SLOTS));
+      noiseSamples === 0 || power === 0 ? 0 : Math.max(0, 1 - noise / noiseSamples / (power / means));
     for (let i = day * DAY_SLOTS; i < (day + 1) * DAY_SLOTS; i++) weekly[i] = shrink * (weekly[i] ?? 0);
   }
   return weekly;

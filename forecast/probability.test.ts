@@ -70,9 +70,15 @@ describe("burst size calibration", () => {
       burst: OCCUPANCY,
     },
     {
-      name: "falls back to the minimum without any activity",
+      name: "reads a window without activity as occupancy, so the first activity after it is judged as a chance",
       expected: [1, 1],
       observed: [0, 0],
+      burst: OCCUPANCY,
+    },
+    {
+      name: "falls back to the minimum without any slot known",
+      expected: [1],
+      observed: [Number.NaN],
       burst: MIN_BURST_SIZE,
     },
     {
@@ -87,7 +93,7 @@ describe("burst size calibration", () => {
       observed: [2, 0, 0, 0],
       burst: MAX_BURST_SIZE,
     },
-    { name: "leaves gaps out", expected: [5, 5], observed: [Number.NaN, 0], burst: MIN_BURST_SIZE },
+    { name: "leaves gaps out", expected: [5, 0.1], observed: [Number.NaN, 2], burst: MIN_BURST_SIZE },
   ])("$name", ({ expected, observed, burst }) => {
     expect(calibrateBurstSize(expected, observed)).toBe(burst);
   });

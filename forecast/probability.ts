@@ -42,10 +42,12 @@ export function isActivityExpected(mean: number, burstSize: number, config: Fore
 export function calibrateBurstSize(expected: ArrayLike<number>, observed: ArrayLike<number>): number {
   const means: number[] = [];
   let active = 0;
+  let known = 0;
   let occupancy = true;
   for (let i = 0; i < observed.length; i++) {
     const value = observed[i] ?? Number.NaN;
     if (Number.isNaN(value)) continue;
+    known++;
     if (value > 0) active++;
     if (value !== 0 && value !== 1) occupancy = false;
     const mean = expected[i] ?? 0;
@@ -56,7 +58,8 @@ export function calibrateBurstSize(expected: ArrayLike<number>, observed: ArrayL
     for (const mean of means) sum += 1 - Math.exp(-mean / burstSize);
     return sum;
   };
-  if (active > 0 && occupancy) return OCCUPANCY;
+  // A window all zeros is 0/1 too: the first activity after it is judged as a chance, not as a count.
+  if (known > 0 && occupancy) return OCCUPANCY;
   if (active === 0 || predictedActive(MIN_BURST_SIZE) <= active) return MIN_BURST_SIZE;
   if (predictedActive(MAX_BURST_SIZE) >= active) return MAX_BURST_SIZE;
   // Bisection on the log scale: predictedActive falls as the burst size grows.

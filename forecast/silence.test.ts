@@ -31,6 +31,13 @@ describe("silence where activity was expected", () => {
       to: started,
     },
     {
+      name: "starts its quiet run again at a gap where activity was expected: quiet slots around it are not in a row",
+      from: { ...started, quietRun: config.missedResetQuietSlots - 1 },
+      value: Number.NaN,
+      expected: 0.8,
+      to: { ...started, quietRun: 0 },
+    },
+    {
       name: "counts a gap where none was expected towards the quiet slots that end it",
       from: { ...started, quietRun: config.missedResetQuietSlots - 1 },
       value: Number.NaN,

@@ -35,7 +35,8 @@ export function nextSilence(
     const quietRun = silence.quietRun + 1;
     return quietRun >= config.missedResetQuietSlots ? NO_SILENCE : { ...silence, quietRun };
   }
-  if (Number.isNaN(value)) return silence;
+  // Nobody watched a slot where activity was expected: the silence neither grows nor counts it as quiet.
+  if (Number.isNaN(value)) return { ...silence, quietRun: 0 };
   const chance = Math.min(MAX_SLOT_CHANCE, activityProbability(expected, burstSize));
   return { slots: silence.slots + 1, evidence: silence.evidence - Math.log1p(-chance), quietRun: 0 };
 }
