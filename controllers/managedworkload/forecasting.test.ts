@@ -929,8 +929,9 @@ describe("a new engine started from activity history", () => {
   const window = 30 * minute;
 
   it.each([
-    { what: "after the history's end", lagging: false },
-    { what: "where Prometheus had no answer yet", lagging: true },
+    { what: "after the history's end", lagging: "no" },
+    { what: "where Prometheus had no answer yet", lagging: "unanswered" },
+    { what: "where Prometheus saw no activity (a request the doorman held, say)", lagging: "idle" },
   ])("keeps the slots it learned live while the history was on its way, $what", ({ lagging }) => {
     const asked = Date.parse("2026-11-23T10:14:00Z");
     const awake: ManagedWorkload = { ...mw(), metadata: { ...mw().metadata, uid: "u1" } };
@@ -940,7 +941,15 @@ describe("a new engine started from activity history", () => {
     // open when asked) or, read later, holds it without an answer.
     book.look("k", awake, asked + 2 * minute, window, asked - minute);
     const points = dailyPatternPoints(slotStartMs(slotOf(asked)), 14);
-    book.learnHistory("k", awake, lagging ? [...points, { slot: slotOf(asked), value: null }] : points);
+    const late = {
+      unanswered: [{ slot: slotOf(asked), value: null }],
+      idle: [{ slot: slotOf(asked), value: 0 }],
+    };
+    book.learnHistory(
+      "k",
+      awake,
+      lagging === "no" ? points : [...points, ...late[lagging as keyof typeof late]],
+    );
     const saved = book.look("k", awake, asked + 3 * minute, window, asked - minute).prediction?.state ?? "";
     const engine = decodeEngine(saved, forecastConfig());
     if (!engine.ok) throw new Error(engine.error.message);

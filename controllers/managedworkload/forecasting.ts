@@ -311,8 +311,8 @@ export class ForecastBook {
   /**
    * Starts a new engine from activity history: a fresh engine learns the points before the open slot, in
    * place of what the engine learned since it was made (the history holds that too, except where Prometheus
-   * had no answer yet), then the slots the engine learned live after the history's end, and is saved with
-   * the next look. One notice says what it learned; its phase changes and anomalies on the way are not news.
+   * had no answer yet or saw no activity the engine saw: those slots are learned as the engine learned them),
+   * then the slots the engine learned live after the history's end, and is saved with the next look. One notice says what it learned; its phase changes and anomalies on the way are not news.
    */
   learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
     const entry = this.#entries.get(key);
@@ -503,11 +503,15 @@ export class ForecastBook {
   }
 }
 
-/** A history slot Prometheus had no answer for (not yet scraped, say) as the live engine learned it, if it did. */
+/**
+ * A history slot as the live engine learned it too, if it did: active when either saw activity. Prometheus had
+ * no answer for some (not yet scraped, say), and sees no activity it does not scrape: a request the doorman held,
+ * the activity annotation, a resume, a burst its five-minute rates average away.
+ */
 function orLive(entry: Entry, point: GridPoint): GridPoint {
-  if (point.value !== null) return point;
   const live = historyAt(entry.engine, point.slot);
-  return Number.isNaN(live) ? point : { slot: point.slot, value: live };
+  if (Number.isNaN(live)) return point;
+  return { slot: point.slot, value: Math.max(point.value ?? 0, live) };
 }
 
 /**
