@@ -479,6 +479,36 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
       message: /^not pausing: pod CPU unknown$/,
     },
     {
+      name: "a pause the forecast vetoes while activity is unknown is reason ActivityUnknown: it could not be made",
+      obs: observe({
+        mw: mw({}, awakeFor(45)),
+        activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
+        forecast: { vetoPause: true, prewakeAtMs: null, reason: "activity forecast at 10:20" },
+      }),
+      reason: "ActivityUnknown",
+      message: /^not pausing: pod CPU unknown$/,
+    },
+    {
+      name: "a pause the forecast vetoes while a sync loop's undo holds pausing off is reason PauseUndone",
+      obs: observe({
+        mw: mw(
+          {},
+          {
+            ...awakeFor(45),
+            pausesUndone: {
+              count: 2,
+              lastAt: iso(t0 - 60 * min),
+              tool: "argocd",
+              manager: "argocd-controller",
+            },
+          },
+        ),
+        forecast: { vetoPause: true, prewakeAtMs: null, reason: "activity forecast at 10:20" },
+      }),
+      reason: "PauseUndone",
+      message: /argocd-controller set spec.replicas back after the last 2 pauses/,
+    },
+    {
       name: "a pause blocked by a failed activity query names the query, not its error, so status stays put",
       obs: observe({
         mw: mw({}, awakeFor(45)),

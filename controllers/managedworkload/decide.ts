@@ -499,19 +499,58 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
         forecast: obs.forecast,
       });
   const requeue = untilNext(obs, clock.nextCheckAtMs, obs.settings.checkIntervalMs);
+  // A pause the forecast vetoes may be blocked anyway: that reason is the one to show, and the awake budget does
+  // not charge the forecast for the time. A pre-woken workload still starting keeps its PreWake reason (below).
+  const vetoed = clock.action !== "pause" && clock.byForecast === "veto";
+  const blockable = clock.action === "pause" || (vetoed && !startingUpAfterPrewake(obs, status));
+  const blocked = blockable ? blockedPause(obs, next, manual) : null;
+  if (blocked) return blocked;
   if (clock.action !== "pause") {
     // A vetoed pause says so where people look: the Paused condition. A pre-woken workload still starting keeps
     // its PreWake reason, which is what marks its CPU as start-up rather than traffic until the lead is over.
-    if (clock.byForecast === "veto" && !startingUpAfterPrewake(obs, status)) {
+    if (vetoed && !startingUpAfterPrewake(obs, status)) {
       next = notPaused(obs, next, "ForecastVeto", clock.reason);
     }
     const awake = stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
-    if (clock.byForecast !== "veto") return awake;
+    if (!vetoed) return awake;
     const idleFromMs = Math.max(activity?.ms ?? Number.NEGATIVE_INFINITY, awakeSinceMs);
     return { ...awake, events: [vetoEvent(idleFromMs)] };
   }
+  if (inDryRun(obs)) return dryRunPause(obs, target, next, clock.reason);
+  const note = `paused from ${target.replicas} replicas: ${clock.reason}`;
+  next = condition(
+    obs,
+    {
+      ...next,
+      pausedFrom: target.replicas,
+      pausedAt: iso(obs.nowMs),
+      ...handledPauseRequest(obs, pauseRequested),
+    },
+    conditionTypes.paused,
+    "True",
+    manual ? "Requested" : "Idle",
+    note,
+  );
+  return {
+    writes: [
+      { kind: "record-paused-from", replicas: target.replicas },
+      ...holdScaledObjects(obs),
+      { kind: "scale", from: target.replicas, to: 0 },
+    ],
+    status: withPhase(obs, withoutKey(next, "dryRun"), "Paused", null),
+    events: [{ type: "Normal", reason: eventReasons.paused, note, kind: "action" }],
+    requeueAfterMs: obs.settings.pausedCheckIntervalMs,
+    summary: note,
+  };
+}
+
+/**
+ * Why a pause that is due (or that only the forecast vetoes) cannot go ahead for a reason outside the idle clock:
+ * a sync loop that undid the last pauses, a ScaledObject someone else holds, or activity that cannot be known.
+ */
+function blockedPause(obs: Observation, next: ManagedWorkloadStatus, manual: boolean): Decision | null {
   // Dry-run never scales, so nothing can be undone there.
-  const heldOff = manual || inDryRun(obs) ? null : pauseHeldOff(status.pausesUndone, obs.nowMs);
+  const heldOff = manual || inDryRun(obs) ? null : pauseHeldOff(next.pausesUndone, obs.nowMs);
   if (heldOff) {
     const awake = notPaused(obs, next, "PauseUndone", heldOff.reason);
     const requeue = Math.min(obs.settings.checkIntervalMs, Math.max(0, heldOff.untilMs - obs.nowMs));
@@ -550,32 +589,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
       ],
     };
   }
-  if (inDryRun(obs)) return dryRunPause(obs, target, next, clock.reason);
-  const note = `paused from ${target.replicas} replicas: ${clock.reason}`;
-  next = condition(
-    obs,
-    {
-      ...next,
-      pausedFrom: target.replicas,
-      pausedAt: iso(obs.nowMs),
-      ...handledPauseRequest(obs, pauseRequested),
-    },
-    conditionTypes.paused,
-    "True",
-    manual ? "Requested" : "Idle",
-    note,
-  );
-  return {
-    writes: [
-      { kind: "record-paused-from", replicas: target.replicas },
-      ...holdScaledObjects(obs),
-      { kind: "scale", from: target.replicas, to: 0 },
-    ],
-    status: withPhase(obs, withoutKey(next, "dryRun"), "Paused", null),
-    events: [{ type: "Normal", reason: eventReasons.paused, note, kind: "action" }],
-    requeueAfterMs: obs.settings.pausedCheckIntervalMs,
-    summary: note,
-  };
+  return null;
 }
 
 /**
