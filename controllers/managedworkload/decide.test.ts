@@ -604,6 +604,18 @@ describe("decide: CPU while a pre-woken workload starts", () => {
       spec: {},
       counted: true,
     },
+    {
+      name: "is its start-up, not traffic, after a sync loop set a pause back",
+      status: wokenMinutesAgo(1, "UndoneByGitOps"),
+      spec: {},
+      counted: false,
+    },
+    {
+      name: "is traffic once the lead after a sync loop's wake has passed",
+      status: wokenMinutesAgo(11, "UndoneByGitOps"),
+      spec: {},
+      counted: true,
+    },
   ])("$name", ({ status, spec, counted }) => {
     const d = decide(observe({ mw: mw(spec, status), activity: busy(t0) }));
     expect(d.status.lastActivity?.time === iso(t0)).toBe(counted);
@@ -1178,7 +1190,8 @@ describe("decide: a sync loop that undoes pauses", () => {
     expect(d.writes).toEqual([{ kind: "forget-paused-from" }]);
     expect(d.status.phase).toBe("Awake");
     expect(d.status.pausesUndone).toEqual(undone(1, t0));
-    expect(d.status.lastActivity).toEqual({ time: iso(t0), source: "scale-up" });
+    // A sync is not traffic: the idle window counts from the wake, and the forecast does not learn it.
+    expect(d.status.lastActivity).toEqual(pausedStatus(t0 - 5 * min).lastActivity);
     expect(pausedCondition(d)).toMatchObject({ status: "False", reason: "UndoneByGitOps" });
     expect(d.events).toMatchObject([
       {

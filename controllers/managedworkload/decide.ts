@@ -329,12 +329,8 @@ function undoneByGitOps(
 ): Decision {
   const pausesUndone = recordUndo(status.pausesUndone, undoer, obs.nowMs);
   const note = undoneNote(undoer, pausesUndone, target.replicas);
-  const next = woken(
-    obs,
-    { ...status, pausesUndone, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } },
-    "UndoneByGitOps",
-    note,
-  );
+  // Not activity: the clock counts its idle window from this wake, and the forecast learns traffic, not syncs.
+  const next = woken(obs, { ...status, pausesUndone }, "UndoneByGitOps", note);
   return {
     writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
@@ -730,7 +726,8 @@ function latestActivity(
   if (sample) {
     const busy =
       sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThresholdCores(obs.mw);
-    if (busy && !startingUpAfterPrewake(obs, status)) add(sample.atMs, "cpu");
+    if (busy && !startingUpAfterPrewake(obs, status) && !startingUpAfterUndo(obs, status))
+      add(sample.atMs, "cpu");
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
   return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
@@ -753,6 +750,16 @@ function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus)
   return (
     wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < Math.min(wokenAtMs + leadMs, forecastFromMs)
   );
+}
+
+/**
+ * A workload a sync loop woke (it set a pause back) starts within the pre-wake lead, as a pre-woken one does: its
+ * CPU then is its start-up, not traffic, and the forecast must not learn the undo as activity.
+ */
+function startingUpAfterUndo(obs: Observation, status: ManagedWorkloadStatus): boolean {
+  if (!pausedFor(status, "False", UNDONE)) return false;
+  const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
+  return wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < wokenAtMs + prewakeLeadMs(obs.mw.spec);
 }
 
 /**
@@ -903,6 +910,9 @@ const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "Scaled
 
 /** The reason a pre-wake gives the Paused condition. */
 const PRE_WOKEN: ReadonlySet<string> = new Set(["PreWake"]);
+
+/** The reason a wake by a sync loop that set a pause back gives the Paused condition. */
+const UNDONE: ReadonlySet<string> = new Set(["UndoneByGitOps"]);
 
 /** The reason a pause by hand gives the Paused condition. */
 export const PAUSED_BY_HAND: ReadonlySet<string> = new Set(["Requested"]);
