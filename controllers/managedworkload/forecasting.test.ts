@@ -592,6 +592,30 @@ describe("the forecast book", () => {
   });
 });
 
+describe("the pre-wake status shows", () => {
+  const saved = Date.parse("2026-11-23T03:00:00Z");
+  it.each([
+    {
+      what: "none while the forecast is in shadow: it would not be made",
+      days: 3,
+      phase: "shadow",
+      shown: false,
+    },
+    { what: "the one to come once the forecast is trusted", days: 21, phase: "active-weekly", shown: true },
+  ])("$what", ({ days, phase, shown }) => {
+    const prediction = {
+      phase: "x",
+      confidence: 0,
+      state: dailyPatternState(saved, days),
+      savedAt: new Date(saved).toISOString(),
+    };
+    const look = new ForecastBook().look("k", mw({}, prediction), saved + 60_000, 30 * 60_000);
+    expect(look.prediction?.phase).toBe(phase);
+    expect(look.prediction?.nextActivity).toBe("2026-11-23T10:00:00.000Z");
+    expect(look.prediction?.nextPrewake).toBe(shown ? "2026-11-23T09:50:00.000Z" : undefined);
+  });
+});
+
 describe("the slots learned between two looks", () => {
   const open = { openSlot: 100, openWatched: true, active: false, pausedAtLook: false };
   it.each([

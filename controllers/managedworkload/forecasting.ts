@@ -254,20 +254,21 @@ export class ForecastBook {
       entry.saveDueAtMs = nowMs + hourMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
+    const advice = clockAdvice(decision);
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
       confidence: Math.round(decision.confidence * 100) / 100,
       ...(budgeted ? { activityThreshold: entry.shownThreshold } : {}),
       ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
-      ...(decision.prewakeAtMs !== null ? { nextPrewake: iso(decision.prewakeAtMs) } : {}),
+      // A pre-wake the forecast may not act on (shadow, advice suspended) will not come: not shown.
+      ...(advice?.prewakeAtMs != null ? { nextPrewake: iso(advice.prewakeAtMs) } : {}),
       ...(entry.suspendedSinceMs !== null
         ? { adviceSuspended: { since: iso(entry.suspendedSinceMs), message: SUSPENDED_MESSAGE } }
         : {}),
       ...(entry.state !== undefined ? { state: entry.state } : {}),
       ...(entry.savedAtMs !== null ? { savedAt: iso(entry.savedAtMs) } : {}),
     };
-    const advice = clockAdvice(decision);
     const quiet = windowMs < trustedWindowMs;
     return {
       advice: advice
