@@ -26,6 +26,14 @@ export function spendBudget(threshold: number, spend: AwakeSpend, config: Foreca
 }
 
 /**
+ * The config with the chance threshold the budget steered: what decisions act on, and what the silence that
+ * suspends their advice is judged by, so a suspension speaks of the slots the advice acted on.
+ */
+export function withThreshold(config: ForecastConfig, threshold: number): ForecastConfig {
+  return threshold === config.activityProbability ? config : { ...config, activityProbability: threshold };
+}
+
+/**
  * How long within (fromMs, toMs] an idle window alone would have kept the workload awake: up to
  * `idleWindowMs` after each of the given activity times (null: none known).
  */

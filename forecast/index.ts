@@ -1,7 +1,7 @@
 // Public API of the forecast engine: pure functions over plain data (no IO, no clock, no Kubernetes).
 
 export { type AccuracyRecord, confidenceOf } from "./accuracy.ts";
-export { type AwakeSpend, idleWindowAwakeMs, spendBudget } from "./budget.ts";
+export { type AwakeSpend, idleWindowAwakeMs, spendBudget, withThreshold } from "./budget.ts";
 export { decodeEngine, encodeEngine, MAX_STATE_BYTES, STATE_VERSION, type StateError } from "./codec.ts";
 export {
   type Bounds,

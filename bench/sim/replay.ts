@@ -21,6 +21,7 @@ import {
   slotStartMs,
   spendBudget,
   trustedIdleWindow,
+  withThreshold,
 } from "../../forecast/index.ts";
 import type { Trace } from "../traces/trace.ts";
 
@@ -126,7 +127,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   for (let t = trace.startMs; t < trace.endMs; t += TICK_MS) {
     if (policy.useForecast && t % SLOT_MS === 0 && t > trace.startMs) {
       const point = grid[slotOf(t) - 1 - firstSlot];
-      if (point) engine = observe(engine, point, config).engine;
+      if (point) engine = observe(engine, point, withThreshold(config, threshold)).engine;
     }
     const tickEnd = t + TICK_MS;
     const activityBefore = sim.lastActivityMs;
@@ -148,9 +149,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
       };
       threshold = spendBudget(threshold, spend, config);
     }
-    const decisionConfig =
-      threshold === config.activityProbability ? config : { ...config, activityProbability: threshold };
-    reconcile(sim, result, policy, engine, decisionConfig, tickEnd);
+    reconcile(sim, result, policy, engine, withThreshold(config, threshold), tickEnd);
   }
   result.awakeHours = awakeHoursUntil(sim, trace.endMs);
   return result;

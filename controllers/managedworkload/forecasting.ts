@@ -48,6 +48,7 @@ import {
   slotStartMs,
   spendBudget,
   trustedIdleWindow,
+  withThreshold,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
 import { PAUSE_BLOCKED_REASONS, PAUSED_BY_HAND, pausedFor } from "./decide.ts";
@@ -204,9 +205,14 @@ export class ForecastBook {
     this.#entries.set(key, entry);
     if (!this.#historyAsked(mw)) entry.history = "settled";
     const nowSlot = slotOf(nowMs);
+    // While the forecast is trusted its own idle window applies, to the veto as to the clock.
+    const trustedWindowMs = trustedIdleWindowMs(mw, idleWindowMs);
+    const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
     if (nowSlot > entry.openSlot) {
       const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
-      const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
+      // The silence that suspends advice is judged at the chance the advice acts on (the budget's threshold).
+      const learnConfig = budgeted ? withThreshold(config, entry.threshold) : config;
+      const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), learnConfig);
       entry.engine = learned.engine;
       entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
@@ -215,9 +221,6 @@ export class ForecastBook {
     }
     this.noteActivity(key, knownActivityMs);
     if (entry.openSlot === nowSlot && activityWatched) entry.openWatched = true;
-    // While the forecast is trusted its own idle window applies, to the veto as to the clock.
-    const trustedWindowMs = trustedIdleWindowMs(mw, idleWindowMs);
-    const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
     if (budgeted && isActive(entry.engine.phase)) {
       const spend = spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs);
       entry.threshold = spendBudget(entry.threshold, spend, config);
@@ -227,7 +230,7 @@ export class ForecastBook {
     // A paused workload whose activity this look could not know (its queries failed) is not known to be idle.
     entry.pausedAtLook = mw.status?.phase === "Paused" && activityWatched;
     const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
-    const decisionConfig = budgeted ? { ...config, activityProbability: entry.threshold } : config;
+    const decisionConfig = budgeted ? withThreshold(config, entry.threshold) : config;
     const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
     // A workload paused by hand is left alone by the forecast: whether its advice holds is news to nobody.
     const byHand = pausedFor(mw.status, "True", PAUSED_BY_HAND);
