@@ -4,7 +4,7 @@
 
 import { EMPTY_ACCURACY } from "./accuracy.ts";
 import { type Bounds, type ForecastConfig, forecastConfig, historySlots } from "./config.ts";
-import { type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
+import { earlierActiveSlotOf, type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
 import { DAY_SLOTS, positiveModulo, SLOT_MS, WEEK_SLOTS } from "./grid.ts";
 import type { HwParams } from "./holt-winters.ts";
 import { MAX_BURST_SIZE, MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
@@ -227,13 +227,14 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
     raw.la === undefined
       ? lastInHistory(history, nextSlot, (value) => value > 0)
       : slotBefore(nullableSlot(raw.la, "la"), nextSlot, "la");
-  return {
+  const engine: ForecastEngine = {
     phase,
     phaseReason: { code: oneOf(raw.rc, PHASE_REASON_CODES, "rc"), message: text(raw.rm, "rm") },
     firstSlot,
     nextSlot,
     lastKnownSlot,
     lastActiveSlot,
+    earlierActiveSlot: null,
     history,
     model: model?.state ?? null,
     params: model?.params ?? null,
@@ -251,6 +252,7 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
     silence: raw.si === undefined ? NO_SILENCE : readSilence(raw.si),
     burstSize: raw.bs === undefined ? MIN_BURST_SIZE : clampBurstSize(finite(raw.bs, "bs")),
   };
+  return { ...engine, earlierActiveSlot: earlierActiveSlotOf(engine) };
 }
 
 function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConfig) {

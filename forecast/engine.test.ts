@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeEngine } from "./codec.ts";
+import { decodeEngine, encodeEngine } from "./codec.ts";
 import { forecastConfig } from "./config.ts";
 import {
   confidence,
@@ -79,32 +79,72 @@ describe("forecast engine phases", () => {
     expect(phaseChanges(events).map((e) => e.to)).toEqual(["shadow"]);
   });
 
-  it("drops back to shadow once the history it keeps holds activity on one day only, and says so", () => {
+  it("drops back to shadow once the history it keeps holds activity within half a day only, and says so", () => {
     const quiet = officeSeries(config.historyDays + 1, 1, () => 0, regular.engine.nextSlot ?? 0);
     const { engine, events } = run(quiet, regular.engine);
     expect(engine.phase).toBe("shadow");
     const [drop, ...more] = phaseChanges(events);
     expect(more).toEqual([]);
     expect(drop?.reason.message).toMatch(
-      /activity on one day only in the last 14 days: no pattern to forecast yet/,
+      /all activity of the last 14 days within half a day: no pattern to forecast yet/,
     );
+    // When the last occasion but one leaves the history: the last working day's activity is still in it.
+    const earlier = regular.engine.earlierActiveSlot ?? Number.NaN;
+    const dropSlot = (drop?.atMs ?? 0) / (15 * 60 * 1000);
+    expect(dropSlot - (earlier + config.historyDays * DAY_SLOTS)).toBeGreaterThanOrEqual(0);
+    expect(dropSlot - (earlier + config.historyDays * DAY_SLOTS)).toBeLessThanOrEqual(2);
+    expect(dropSlot).toBeLessThan((regular.engine.lastActiveSlot ?? 0) + config.historyDays * DAY_SLOTS);
   });
 
-  it.each([4, 10, 20])(
-    "does not trust a first activity after %i idle days: one day is not a pattern",
-    (days) => {
-      const idle = officeSeries(days, 1, () => 0);
-      const before = run(idle).engine;
-      const { engine } = observe(before, { slot: (before.nextSlot ?? 0) + 40, value: 1 }, config);
+  it.each([
+    { idleDays: 4, at: "10:00", daySlots: [40] },
+    { idleDays: 10, at: "10:00 to 11:00", daySlots: [40, 41, 42, 43] },
+    { idleDays: 20, at: "23:45 to 00:15, across midnight UTC", daySlots: [95, 96, 97] },
+    { idleDays: 4, at: "10:00 and 21:45, less than half a day apart", daySlots: [40, 87] },
+  ])(
+    "does not trust one burst after $idleDays idle days, at $at: it is not a pattern",
+    ({ idleDays, daySlots }) => {
+      const before = run(officeSeries(idleDays, 1, () => 0)).engine;
+      const start = before.nextSlot ?? 0;
+      const last = Math.max(...daySlots);
+      const burst = Array.from({ length: last + 1 }, (_, i) => ({
+        slot: start + i,
+        value: daySlots.includes(i) ? 1 : 0,
+      }));
+      const { engine } = run(burst, before);
       expect(engine.phase).toBe("shadow");
       expect(confidence(engine)).toBe(0);
     },
   );
 
+  it("counts activity half a day apart as two occasions, and reads them back from a saved state", () => {
+    const before = run(officeSeries(4, 1, () => 0)).engine;
+    const start = before.nextSlot ?? 0;
+    const points = Array.from({ length: 89 }, (_, i) => ({
+      slot: start + i,
+      value: i === 40 || i === 88 ? 1 : 0,
+    }));
+    const { engine } = run(points, before);
+    expect(engine.earlierActiveSlot).toBe(start + 40);
+    const encoded = encodeEngine(engine);
+    const decoded = encoded.ok ? decodeEngine(encoded.value, config) : null;
+    expect(decoded?.ok && decoded.value.earlierActiveSlot).toBe(start + 40);
+  });
+
   it("refits at once a model restored without a refit on record, instead of never", () => {
     const start = regular.engine.nextSlot ?? 0;
     const { events } = observe({ ...regular.engine, lastRefitSlot: null }, { slot: start, value: 0 }, config);
     expect(events.map((e) => e.kind)).toContain("refit");
+  });
+
+  it("waits for the next refit after one that found no data, rather than trying again at every slot", () => {
+    // Gaps allowed longer than the history kept: the window a refit reads comes to hold no data at all.
+    const patient = forecastConfig({ maxGapSlots: 20 * DAY_SLOTS });
+    const start = regular.engine.nextSlot ?? 0;
+    const gaps = Array.from({ length: 15 * DAY_SLOTS }, (_, i) => ({ slot: start + i, value: null }));
+    const { engine } = observeAll(regular.engine, gaps, patient);
+    expect(engine.model).not.toBeNull();
+    expect((engine.nextSlot ?? 0) - (engine.lastRefitSlot ?? 0)).toBeLessThanOrEqual(patient.refitEverySlots);
   });
 
   it("restarts learning after a gap longer than the limit", () => {
@@ -173,6 +213,14 @@ describe("the confidence a phase change gives as its reason", () => {
 });
 
 describe("values no activity can have", () => {
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, -1])(
+    "do not start a new engine: %s is no history",
+    (value) => {
+      const { engine } = observe(createEngine(config), { slot: MONDAY_SLOT, value }, config);
+      expect(engine.nextSlot).toBeNull();
+    },
+  );
+
   it.each([Number.POSITIVE_INFINITY, Number.NaN, -1])("learns %s as a gap, not a number", (value) => {
     const slot = regular.engine.nextSlot ?? 0;
     const { engine } = observe(regular.engine, { slot, value }, config);

@@ -44,6 +44,11 @@ export type ForecastEngine = {
   lastKnownSlot: number | null;
   /** The last slot where activity was seen (as observed, before any anomaly clipping). */
   lastActiveSlot: number | null;
+  /**
+   * The latest slot kept with activity at least half a day before `lastActiveSlot` (not saved: read from the
+   * history). Activity on two occasions that far apart is the least a forecast is trusted on.
+   */
+  earlierActiveSlot: number | null;
   /** Ring indexed by slot mod history length; NaN marks a gap. Holds the values the model learned. */
   history: Float64Array;
   model: HwState | null;
@@ -103,6 +108,7 @@ export function createEngine(config: ForecastConfig): ForecastEngine {
     nextSlot: null,
     lastKnownSlot: null,
     lastActiveSlot: null,
+    earlierActiveSlot: null,
     history: new Float64Array(historySlots(config)).fill(Number.NaN),
     model: null,
     params: null,
@@ -128,31 +134,46 @@ export function confidence(engine: ForecastEngine): number {
 }
 
 /**
- * Whether the history kept holds activity on two days or more. Without, model and seasonal-naive are both right
- * about nothing, or both wrong about one day's activity: their record scores "as good as seasonal-naive", which
- * is no reason to trust a forecast that covers no hour. Activity on one day is not yet a pattern.
+ * Whether the history kept holds activity on two occasions at least half a day apart. Without, model and
+ * seasonal-naive are both right about nothing, or both wrong about the same one burst: their record scores "as
+ * good as seasonal-naive", which is no reason to trust a forecast that covers no hour. One burst is not yet a
+ * pattern, whatever the time zone it falls across midnight in.
  */
 function activityKept(engine: ForecastEngine): boolean {
-  return activeDaysKept(engine) >= 2;
+  return activeOccasionsKept(engine) === 2;
 }
 
-/** Days of the kept history with activity, counted up to two. */
-function activeDaysKept(engine: ForecastEngine): 0 | 1 | 2 {
-  const { lastActiveSlot, nextSlot } = engine;
-  if (lastActiveSlot === null || nextSlot === null || nextSlot - lastActiveSlot > engine.history.length)
-    return 0;
+/** Occasions of activity the history kept holds, half a day apart, counted up to two. */
+function activeOccasionsKept(engine: ForecastEngine): 0 | 1 | 2 {
+  const { lastActiveSlot, earlierActiveSlot, nextSlot } = engine;
+  if (lastActiveSlot === null || nextSlot === null) return 0;
   const oldest = nextSlot - engine.history.length;
-  const dayStart = Math.floor(lastActiveSlot / DAY_SLOTS) * DAY_SLOTS;
-  for (let slot = dayStart - 1; slot >= oldest; slot--) if (historyAt(engine, slot) > 0) return 2;
-  return 1;
+  if (lastActiveSlot < oldest) return 0;
+  return earlierActiveSlot !== null && earlierActiveSlot >= oldest ? 2 : 1;
 }
 
-/** Why a forecast without activity on two days of its history is not trusted. */
+/** Why a forecast without activity on two occasions in its history is not trusted. */
 function noPatternMessage(engine: ForecastEngine, config: ForecastConfig): string {
   const days = config.historyDays;
-  return activeDaysKept(engine) === 0
+  return activeOccasionsKept(engine) === 0
     ? `no activity in the last ${days} days: nothing to forecast`
-    : `activity on one day only in the last ${days} days: no pattern to forecast yet`;
+    : `all activity of the last ${days} days within half a day: no pattern to forecast yet`;
+}
+
+/** Activity this far apart is two occasions, not one burst. */
+const OCCASIONS_APART_SLOTS = DAY_SLOTS / 2;
+
+/** The latest slot kept with activity at least half a day before the last one, read from the history. */
+export function earlierActiveSlotOf(engine: ForecastEngine): number | null {
+  if (engine.lastActiveSlot === null || engine.nextSlot === null) return null;
+  const oldest = engine.nextSlot - engine.history.length;
+  return latestActiveIn(engine, oldest, engine.lastActiveSlot - OCCASIONS_APART_SLOTS);
+}
+
+/** The latest slot within [fromSlot, toSlot] the history holds activity in, or null. */
+function latestActiveIn(engine: ForecastEngine, fromSlot: number, toSlot: number): number | null {
+  for (let slot = toSlot; slot >= fromSlot; slot--) if (historyAt(engine, slot) > 0) return slot;
+  return null;
 }
 
 export function isActive(phase: Phase): boolean {
@@ -268,8 +289,24 @@ function learnSlot(draft: ForecastEngine, value: number, config: ForecastConfig,
   }
   draft.history[positiveModulo(slot, draft.history.length)] = learned;
   if (!Number.isNaN(value)) draft.lastKnownSlot = slot;
-  if (value > 0) draft.lastActiveSlot = slot;
   draft.nextSlot = slot + 1;
+  if (value > 0) followActivity(draft, slot);
+  const oldest = draft.nextSlot - draft.history.length;
+  // Every earlier occasion is older still: none is kept.
+  if (draft.earlierActiveSlot !== null && draft.earlierActiveSlot < oldest) draft.earlierActiveSlot = null;
+}
+
+/**
+ * Activity in `slot`: the last active slot moves on, and the earlier occasion with it, found among the slots
+ * between the previous last active one and half a day before this (the ones before were looked at already).
+ */
+function followActivity(draft: ForecastEngine, slot: number) {
+  const previous = draft.lastActiveSlot;
+  const oldest = (draft.nextSlot as number) - draft.history.length;
+  const from = previous === null ? oldest : Math.max(oldest, previous - OCCASIONS_APART_SLOTS + 1);
+  draft.earlierActiveSlot =
+    latestActiveIn(draft, from, slot - OCCASIONS_APART_SLOTS) ?? draft.earlierActiveSlot;
+  draft.lastActiveSlot = slot;
 }
 
 /** Scores the forecast for this slot, flags an anomaly, and returns the value the model should learn. */
@@ -449,8 +486,8 @@ export function refitEngine(engine: ForecastEngine, config: ForecastConfig): For
 }
 
 /**
- * Refits on the kept history; returns false (the model untouched) when the window has no data. Either way the
- * next refit is due `refitEverySlots` later: a window without data is not tried again at every slot.
+ * Refits on the kept history; returns false (the model untouched) when the window has no data. Either way a
+ * refit the clock made due is next due `refitEverySlots` later, not tried again at every slot.
  */
 function refit(
   draft: ForecastEngine,
