@@ -489,6 +489,36 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
       message: /^not pausing: pod CPU unknown$/,
     },
     {
+      name: "a pre-woken workload still starting keeps reason PreWake through a veto, activity unknown or not",
+      obs: observe({
+        // Woken 20 minutes ago, 30 before the forecast activity; the trusted window (15 min) has passed.
+        mw: mw(
+          { forecast: { prewake: "30m" } },
+          {
+            ...awakeFor(90),
+            conditions: [
+              {
+                type: "Paused",
+                status: "False",
+                reason: "PreWake",
+                message: "pre-wake: activity forecast at 10:10",
+                lastTransitionTime: iso(t0 - 20 * min),
+              },
+            ],
+          },
+        ),
+        activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
+        forecast: {
+          vetoPause: true,
+          prewakeAtMs: t0 - 20 * min,
+          reason: "activity forecast at 10:10",
+          idleWindowMs: 15 * min,
+        },
+      }),
+      reason: "PreWake",
+      message: /pre-wake: activity forecast at 10:10/,
+    },
+    {
       name: "a pause the forecast vetoes while a sync loop's undo holds pausing off is reason PauseUndone",
       obs: observe({
         mw: mw(
@@ -566,6 +596,19 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
   });
 });
 
+describe("decide: a vetoed pause that could not have been made anyway", () => {
+  it("sends the PauseSkipped Warning that names why, not PauseVetoed", () => {
+    const d = decide(
+      observe({
+        mw: mw({}, awakeFor(45)),
+        activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
+        forecast: { vetoPause: true, prewakeAtMs: null, reason: "activity forecast at 10:20" },
+      }),
+    );
+    expect(d.events).toMatchObject([{ type: "Warning", reason: "PauseSkipped" }]);
+  });
+});
+
 describe("decide: CPU while a pre-woken workload starts", () => {
   const wokenMinutesAgo = (minutes: number, reason: string): ManagedWorkloadStatus => ({
     lastActivity: { time: iso(t0 - 90 * min), source: "cpu" },
@@ -578,6 +621,11 @@ describe("decide: CPU while a pre-woken workload starts", () => {
         lastTransitionTime: iso(t0 - minutes * min),
       },
     ],
+  });
+  /** Woken by Argo CD setting a pause back `minutes` ago; the condition's reason and when it changed may differ. */
+  const undoneMinutesAgo = (minutes: number, reason: string): ManagedWorkloadStatus => ({
+    ...wokenMinutesAgo(Math.min(minutes, 1), reason),
+    pausesUndone: { count: 1, lastAt: iso(t0 - minutes * min), tool: "argocd", manager: "argocd-controller" },
   });
   it.each([
     {
@@ -606,13 +654,19 @@ describe("decide: CPU while a pre-woken workload starts", () => {
     },
     {
       name: "is its start-up, not traffic, after a sync loop set a pause back",
-      status: wokenMinutesAgo(1, "UndoneByGitOps"),
+      status: undoneMinutesAgo(1, "UndoneByGitOps"),
+      spec: {},
+      counted: false,
+    },
+    {
+      name: "is still start-up after a sync loop's wake once a hold-off shows instead",
+      status: undoneMinutesAgo(7, "PauseUndone"),
       spec: {},
       counted: false,
     },
     {
       name: "is traffic once the lead after a sync loop's wake has passed",
-      status: wokenMinutesAgo(11, "UndoneByGitOps"),
+      status: undoneMinutesAgo(11, "UndoneByGitOps"),
       spec: {},
       counted: true,
     },

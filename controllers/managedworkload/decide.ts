@@ -743,23 +743,25 @@ function latestActivity(
  */
 function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus): boolean {
   if (!pausedFor(status, "False", PRE_WOKEN)) return false;
-  const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
-  const leadMs = prewakeLeadMs(obs.mw.spec);
   const prewakeAtMs = obs.forecast?.prewakeAtMs ?? null;
-  const forecastFromMs = prewakeAtMs === null ? Number.POSITIVE_INFINITY : prewakeAtMs + leadMs;
-  return (
-    wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < Math.min(wokenAtMs + leadMs, forecastFromMs)
-  );
+  const forecastFromMs =
+    prewakeAtMs === null ? Number.POSITIVE_INFINITY : prewakeAtMs + prewakeLeadMs(obs.mw.spec);
+  return startingUp(obs, conditionTime(status, conditionTypes.paused, "False"), forecastFromMs);
 }
 
 /**
  * A workload a sync loop woke (it set a pause back) starts within the pre-wake lead, as a pre-woken one does: its
- * CPU then is its start-up, not traffic, and the forecast must not learn the undo as activity.
+ * CPU then is its start-up, not traffic, and the forecast must not learn the undo as activity. Timed from the undo
+ * as recorded, which outlasts the wake's reason on the condition (a pause held off soon after says PauseUndone).
  */
 function startingUpAfterUndo(obs: Observation, status: ManagedWorkloadStatus): boolean {
-  if (!pausedFor(status, "False", UNDONE)) return false;
-  const wokenAtMs = conditionTime(status, conditionTypes.paused, "False");
-  return wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < wokenAtMs + prewakeLeadMs(obs.mw.spec);
+  return startingUp(obs, timeOf(status.pausesUndone?.lastAt));
+}
+
+/** Within the pre-wake lead (the time a workload is given to start) after `wokenAtMs`, and before `untilMs`. */
+function startingUp(obs: Observation, wokenAtMs: number | null, untilMs = Number.POSITIVE_INFINITY): boolean {
+  const endMs = Math.min((wokenAtMs ?? 0) + prewakeLeadMs(obs.mw.spec), untilMs);
+  return wokenAtMs !== null && obs.nowMs >= wokenAtMs && obs.nowMs < endMs;
 }
 
 /**
@@ -910,9 +912,6 @@ const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "Scaled
 
 /** The reason a pre-wake gives the Paused condition. */
 const PRE_WOKEN: ReadonlySet<string> = new Set(["PreWake"]);
-
-/** The reason a wake by a sync loop that set a pause back gives the Paused condition. */
-const UNDONE: ReadonlySet<string> = new Set(["UndoneByGitOps"]);
 
 /** The reason a pause by hand gives the Paused condition. */
 export const PAUSED_BY_HAND: ReadonlySet<string> = new Set(["Requested"]);

@@ -332,6 +332,12 @@ describe("the forecast book", () => {
       expect(restarted.notices).toEqual([]);
     });
 
+    it("shows the pre-wake to come until its advice is suspended, and none while it is: none would come", () => {
+      expect(run(Number.POSITIVE_INFINITY, () => true).prediction?.nextPrewake).toBeDefined();
+      const { prediction } = run(Number.POSITIVE_INFINITY, (look) => !!look.prediction?.adviceSuspended);
+      expect(prediction?.nextPrewake).toBeUndefined();
+    });
+
     it("a restart six minutes after the advice resumed (a late start) finds it resumed, and says nothing", () => {
       const late = monday + 9 * hour + 20 * 60_000;
       const { t, prediction } = run(late, (look) =>
@@ -914,6 +920,40 @@ describe("the awake budget in the forecast book", () => {
     expect(sure.advice?.vetoPause).toBe(true);
     expect(doubtful.advice?.vetoPause ?? false).toBe(false);
   });
+  it("does not charge the forecast for the idle window after a sync loop set a pause back", () => {
+    // Argo CD set a pause back at 09:45: awake since (UndoneByGitOps), then a pause held off (PauseUndone).
+    const book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
+    for (let at = now; at <= now + hour; at += 30_000) {
+      const reason = at < now + 15 * 60_000 ? "UndoneByGitOps" : "PauseUndone";
+      const undone: ManagedWorkload = {
+        ...mw(budgeted),
+        metadata: { ...mw().metadata, creationTimestamp: new Date(now - 5 * hour).toISOString() },
+        status: {
+          phase: "Awake",
+          ...(prediction ? { prediction } : {}),
+          pausesUndone: {
+            count: 1,
+            lastAt: new Date(now).toISOString(),
+            tool: "argocd",
+            manager: "argocd-controller",
+          },
+          conditions: [
+            {
+              type: "Paused",
+              status: "False",
+              reason,
+              message: "",
+              lastTransitionTime: new Date(now).toISOString(),
+            },
+          ],
+        },
+      };
+      prediction = book.look("k", undone, at, window, now - 2 * hour).prediction;
+    }
+    expect(prediction?.activityThreshold).toBe(0.35);
+  });
+
   it.each([
     { name: "suspends its advice when traffic it acts on does not come", threshold: 0.35, suspended: true },
     {

@@ -316,7 +316,8 @@ export class ForecastBook {
    * Starts a new engine from activity history: a fresh engine learns the points before the open slot, in
    * place of what the engine learned since it was made (the history holds that too, except where Prometheus
    * had no answer yet or saw no activity the engine saw: those slots are learned as the engine learned them),
-   * then the slots the engine learned live after the history's end, and is saved with the next look. One notice says what it learned; its phase changes and anomalies on the way are not news.
+   * then the slots the engine learned live after the history's end, and is saved with the next look. One notice
+   * says what it learned; its phase changes and anomalies on the way are not news.
    */
   learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
     const entry = this.#entries.get(key);
@@ -607,9 +608,16 @@ function spentSince(
   const reference = knownActivityMs ?? clockStartMs(mw);
   if (reference === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
   if (pauseBlocked(mw.status)) return none;
+  // A sync loop's wake (it set a pause back) starts the idle window as activity would: it is not the forecast's.
+  const undoneAtMs = timeOf(mw.status?.pausesUndone?.lastAt);
   return {
     awakeMs: mw.status?.phase === "Paused" ? 0 : nowMs - last.atMs,
-    baselineAwakeMs: idleWindowAwakeMs(last.atMs, nowMs, [last.activityMs, reference], idleWindowMs),
+    baselineAwakeMs: idleWindowAwakeMs(
+      last.atMs,
+      nowMs,
+      [last.activityMs, reference, undoneAtMs],
+      idleWindowMs,
+    ),
   };
 }
 
