@@ -25,10 +25,7 @@ export function spendBudget(threshold: number, spend: AwakeSpend, config: Foreca
   return Math.min(high, Math.max(low, moved));
 }
 
-/**
- * The config with the chance threshold the budget steered: what decisions act on, and what the silence that
- * suspends their advice is judged by, so a suspension speaks of the slots the advice acted on.
- */
+/** The config with the chance threshold the budget steered, which decisions act on. */
 export function withThreshold(config: ForecastConfig, threshold: number): ForecastConfig {
   return threshold === config.activityProbability ? config : { ...config, activityProbability: threshold };
 }

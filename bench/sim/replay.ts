@@ -127,7 +127,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   for (let t = trace.startMs; t < trace.endMs; t += TICK_MS) {
     if (policy.useForecast && t % SLOT_MS === 0 && t > trace.startMs) {
       const point = grid[slotOf(t) - 1 - firstSlot];
-      if (point) engine = observe(engine, point, withThreshold(config, threshold)).engine;
+      if (point) engine = observe(engine, point, config).engine;
     }
     const tickEnd = t + TICK_MS;
     const activityBefore = sim.lastActivityMs;

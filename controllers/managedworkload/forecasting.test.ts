@@ -955,29 +955,28 @@ describe("the awake budget in the forecast book", () => {
   });
 
   it.each([
-    { name: "suspends its advice when traffic it acts on does not come", threshold: 0.35, suspended: true },
-    {
-      name: "does not suspend it over slots the steered threshold does not act on",
-      threshold: 0.6,
-      suspended: false,
+    { threshold: 0.35, suspended: true },
+    { threshold: 0.6, suspended: true },
+  ])(
+    "judges a silent morning at the fixed chance, not at the steered $threshold (decision 5)",
+    ({ threshold, suspended }) => {
+      // A chance of about a half from 10:00 to 12:00, and nothing comes; the workload sits paused.
+      const half = { phase: "x", confidence: 0, state: dailyPatternState(now, 21, 10, 12, true) };
+      const book = new ForecastBook();
+      let prediction: PredictionStatus | undefined = { ...half, activityThreshold: threshold };
+      let seen = false;
+      for (let t = now; t <= now + 3 * hour; t += 30_000) {
+        const paused: ManagedWorkload = {
+          ...mw(budgeted),
+          status: { phase: "Paused" as const, ...(prediction ? { prediction } : {}) },
+        };
+        prediction = book.look("k", paused, t, window, now - 12 * hour).prediction;
+        seen ||= prediction?.adviceSuspended !== undefined;
+      }
+      expect(prediction?.activityThreshold).toBe(threshold);
+      expect(seen).toBe(suspended);
     },
-  ])("judging a silent morning, $name", ({ threshold, suspended }) => {
-    // A chance of about a half from 10:00 to 12:00, and nothing comes; the workload sits paused.
-    const half = { phase: "x", confidence: 0, state: dailyPatternState(now, 21, 10, 12, true) };
-    const book = new ForecastBook();
-    let prediction: PredictionStatus | undefined = { ...half, activityThreshold: threshold };
-    let seen = false;
-    for (let t = now; t <= now + 3 * hour; t += 30_000) {
-      const paused: ManagedWorkload = {
-        ...mw(budgeted),
-        status: { phase: "Paused" as const, ...(prediction ? { prediction } : {}) },
-      };
-      prediction = book.look("k", paused, t, window, now - 12 * hour).prediction;
-      seen ||= prediction?.adviceSuspended !== undefined;
-    }
-    expect(prediction?.activityThreshold).toBe(threshold);
-    expect(seen).toBe(suspended);
-  });
+  );
 
   it("shows the threshold only with the hourly save, also when the save moved to when the history came", () => {
     const book = new ForecastBook({}, { history: true });

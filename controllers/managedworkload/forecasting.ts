@@ -210,9 +210,8 @@ export class ForecastBook {
     const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
     if (nowSlot > entry.openSlot) {
       const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
-      // The silence that suspends advice is judged at the chance the advice acts on (the budget's threshold).
-      const learnConfig = budgeted ? withThreshold(config, entry.threshold) : config;
-      const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), learnConfig);
+      // The silence that suspends advice is judged at the fixed chance, not the budget's (decision 5).
+      const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
       entry.engine = learned.engine;
       entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
