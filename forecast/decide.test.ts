@@ -74,6 +74,25 @@ describe("forecast decisions", () => {
     expect(trustedIdleWindow(trained, nowMs, 15 * MINUTE, rule)).toBe(window * MINUTE);
   });
 
+  it.each([
+    { name: "the lead as planned, made on time", at: 7 * 60 + 50, says: /; woken 10m before it$/ },
+    {
+      name: "the lead that was left, made late",
+      at: 7 * 60 + 53,
+      says: /; woken 7m before it, late for the 10m lead$/,
+    },
+    {
+      name: "that the lead was missed, made after the activity began",
+      at: 8 * 60 + 3,
+      says: /; woken late, after it began \(the 10m lead was missed\)$/,
+    },
+  ])("says how a pre-wake stands to its activity: $name", ({ at, says }) => {
+    const tenMinutes = forecastConfig({ prewakeLeadMs: 10 * MINUTE });
+    const nowMs = slotStartMs(mondaySlot(0)) + at * MINUTE;
+    const decision = decide(trained, { nowMs, idleWindowMs: 15 * MINUTE }, tenMinutes);
+    expect(decision.prewakeReason.message).toMatch(says);
+  });
+
   it("gives the same decision at every look within a slot where activity is forecast", () => {
     const slotStart = slotStartMs(mondaySlot(0)) + 11 * 60 * MINUTE;
     const at = (offset: number) =>

@@ -118,7 +118,7 @@ export function decide(
     prewakeAtMs,
     prewakeReason: {
       code: "activity-forecast-ahead",
-      message: `activity forecast ${when}; woken ${formatDuration(config.prewakeLeadMs)} before it`,
+      message: `activity forecast ${when}; ${wokenHow(input.nowMs, prewakeAtMs, activityAtMs)}`,
     },
     vetoPause,
     vetoReason: vetoPause
@@ -128,6 +128,21 @@ export function decide(
         }
       : quietReason(input.idleWindowMs),
   };
+}
+
+/** A pre-wake is on time within this of when it was due (a check a little late). */
+const ON_TIME_MS = 60_000;
+
+/**
+ * How a pre-wake made now stands to the activity it is for: the lead as planned, or, made late (the operator was
+ * down when it was due, the forecast was just turned on or learned), the lead that was left, or none.
+ */
+function wokenHow(nowMs: number, prewakeAtMs: number, activityAtMs: number): string {
+  const leadMs = activityAtMs - prewakeAtMs;
+  if (nowMs <= prewakeAtMs + ON_TIME_MS) return `woken ${formatDuration(leadMs)} before it`;
+  const leftMs = Math.floor((activityAtMs - nowMs) / 60_000) * 60_000;
+  if (leftMs <= 0) return `woken late, after it began (the ${formatDuration(leadMs)} lead was missed)`;
+  return `woken ${formatDuration(leftMs)} before it, late for the ${formatDuration(leadMs)} lead`;
 }
 
 /**
