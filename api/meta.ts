@@ -25,3 +25,10 @@ export function timeOf(value: string | undefined | null): number | null {
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : ms;
 }
+
+/**
+ * Stamps from other clocks (a laptop's `kubectl napwake pause|resume`, the doorman's host) may be a little
+ * ahead of this one: up to this much they count as now rather than being ignored until a later check. Further
+ * ahead, the webhook refuses them.
+ */
+export const CLOCK_SKEW_MS = 5 * 60_000;

@@ -85,7 +85,11 @@ export async function startWebhooks(opts: {
   }
 
   const server = createWebhookServer({
-    webhooks: napwakeWebhooks({ lookup: opts.lookup, operatorUsername: opts.operatorUsername }),
+    webhooks: napwakeWebhooks({
+      lookup: opts.lookup,
+      operatorUsername: opts.operatorUsername,
+      now: () => now().getTime(),
+    }),
     certificates,
     logger: log,
     now,

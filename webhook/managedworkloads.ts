@@ -30,13 +30,14 @@ export function validateManagedWorkload(
   request: AdmissionRequest,
   lookup: OwnerLookup,
   targetOf: TargetOf = specTargetRef,
+  nowMs?: number,
 ): AdmissionDecision {
   const object = request.object;
   if (request.kind.group !== group || request.kind.kind !== "ManagedWorkload" || !object) {
     return { allowed: true };
   }
   const old = request.operation === "UPDATE" ? request.oldObject : undefined;
-  const problems = metadataProblems(object.metadata, old?.metadata, "ManagedWorkload");
+  const problems = metadataProblems(object.metadata, old?.metadata, "ManagedWorkload", nowMs);
   if (problems.length) {
     return { allowed: false, code: 422, message: refusal("ManagedWorkload", request, problems) };
   }

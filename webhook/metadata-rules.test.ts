@@ -138,6 +138,55 @@ describe("napwake annotation values", () => {
   });
 });
 
+describe("time stamps ahead of the cluster's clock", () => {
+  const now = Date.parse("2026-11-30T18:22:00Z");
+  const ahead = (minutes: number) => new Date(now + minutes * 60_000).toISOString();
+  it.each([
+    {
+      name: "refuses an activity stamp years ahead",
+      key: "napwake.dev/activity",
+      value: "2030-01-01T00:00:00Z",
+      refused: true,
+    },
+    {
+      name: "refuses a request stamp 7 minutes ahead",
+      key: "napwake.dev/last-request",
+      value: ahead(7),
+      refused: true,
+    },
+    {
+      name: "refuses a resume request from a clock 6 minutes fast",
+      key: "napwake.dev/resume-requested",
+      value: ahead(6),
+      refused: true,
+    },
+    {
+      name: "takes a stamp 4 minutes ahead: clocks drift that far",
+      key: "napwake.dev/activity",
+      value: ahead(4),
+      refused: false,
+    },
+    {
+      name: "takes a stamp in the past",
+      key: "napwake.dev/pause-requested",
+      value: ahead(-60),
+      refused: false,
+    },
+  ])("$name", ({ key, value, refused }) => {
+    const problem = annotationProblem(key, value, kindFor(key), now);
+    if (!refused) return expect(problem).toBeUndefined();
+    expect(problem).toBe(
+      `annotation ${key}="${value}" is more than 5m ahead of the cluster's clock (2026-11-30T18:22:00Z): it must ` +
+        "be when the activity was seen or the request made, not a time to come. Fix: set it to a time no later " +
+        'than now, like "2026-11-30T18:22:00Z", and check the clock of whatever wrote it.',
+    );
+  });
+
+  it("checks nothing against a clock it was not given", () => {
+    expect(annotationProblem("napwake.dev/activity", "2030-01-01T00:00:00Z")).toBeUndefined();
+  });
+});
+
 describe("metadataProblems", () => {
   it.each<{ name: string; meta: Metadata; old: Metadata | undefined; want: number }>([
     {

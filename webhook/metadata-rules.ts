@@ -1,4 +1,6 @@
 import { annotations, group, labels } from "../api/keys.ts";
+import { CLOCK_SKEW_MS } from "../api/meta.ts";
+import { formatDuration } from "../forecast/duration.ts";
 
 /**
  * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
@@ -50,6 +52,14 @@ const annotationRules: Record<string, Rule> = {
   [annotations.memoryMode]: rightsizingMode,
 };
 
+/** Annotations that stamp a time something happened (or was asked for): never one far ahead of the cluster. */
+const stamps: readonly string[] = [
+  annotations.lastRequest,
+  annotations.activity,
+  annotations.pauseRequested,
+  annotations.resumeRequested,
+];
+
 export const knownAnnotations: readonly string[] = Object.values(annotations);
 
 /** The kinds of object Napwake reads `napwake.dev/` annotations on. */
@@ -89,9 +99,12 @@ export function metadataProblems(
   meta: Metadata | undefined,
   old?: Metadata,
   on: AnnotatedKind = "workload",
+  nowMs?: number,
 ): string[] {
   return [
-    ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) => annotationProblem(key, value, on)),
+    ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) =>
+      annotationProblem(key, value, on, nowMs),
+    ),
     ...changedNapwakeKeys(meta, old, "labels").map(([key, value]) => labelProblem(key, value)),
   ].filter((problem) => problem !== undefined);
 }
@@ -154,6 +167,8 @@ export function annotationProblem(
   key: string,
   value: string,
   on: AnnotatedKind = "workload",
+  /** The cluster's time, when known: a stamp further ahead of it than clocks drift apart is refused. */
+  nowMs?: number,
 ): string | undefined {
   const rule = annotationRules[key];
   if (!rule) {
@@ -172,10 +187,25 @@ export function annotationProblem(
     const there = where === "workload" ? "the workload (Deployment or StatefulSet)" : "a ManagedWorkload";
     return `annotation ${key} does nothing on a ${on}: Napwake reads it on ${there}. Fix: ${elsewhereFix[where](key)}.`;
   }
-  if (rule.valid(value)) return undefined;
+  if (rule.valid(value)) return nowMs === undefined ? undefined : stampAhead(key, value, nowMs);
   return (
     `annotation ${key}=${JSON.stringify(value)} is invalid: it must be ${rule.expected}. ` +
     `Fix: set it to a value like "${rule.example}", or remove it.`
+  );
+}
+
+/**
+ * A time stamp further ahead of the cluster's clock than clocks drift apart: Napwake would ignore it until it
+ * comes near, then act on it as now, so the writer (a doorman, a hook, a laptop) hears of its clock at once.
+ */
+function stampAhead(key: string, value: string, nowMs: number): string | undefined {
+  const aheadMs = Date.parse(value) - nowMs;
+  if (!stamps.includes(key) || !(aheadMs > CLOCK_SKEW_MS)) return undefined;
+  const now = new Date(Math.floor(nowMs / 1_000) * 1_000).toISOString().replace(".000Z", "Z");
+  return (
+    `annotation ${key}=${JSON.stringify(value)} is more than ${formatDuration(CLOCK_SKEW_MS)} ahead of the ` +
+    `cluster's clock (${now}): it must be when the activity was seen or the request made, not a time to come. ` +
+    `Fix: set it to a time no later than now, like "${now}", and check the clock of whatever wrote it.`
   );
 }
 

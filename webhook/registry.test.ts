@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkRegistry, napwakeWebhooks, type WebhookEntry, webhookConfigurations } from "./registry.ts";
+import { managedWorkloadRequest, workloadRequest } from "./test-requests.ts";
 
 const entries = napwakeWebhooks({ lookup: { ownerOf: () => undefined }, operatorUsername: "op" });
 const options = {
@@ -97,4 +98,41 @@ describe("checkRegistry", () => {
   });
 
   it("accepts the napwake registry", () => expect(() => checkRegistry(entries)).not.toThrow());
+});
+
+describe("the validating webhooks' clock", () => {
+  const now = Date.parse("2026-11-30T18:22:00Z");
+  const withClock = napwakeWebhooks({
+    lookup: { ownerOf: () => undefined },
+    operatorUsername: "op",
+    now: () => now,
+  });
+  const handler = (name: string) => withClock.find((entry) => entry.name === name) as WebhookEntry;
+  const future = "2026-11-30T19:00:00Z";
+
+  it.each([
+    {
+      name: "workloads.validate.napwake.dev",
+      request: workloadRequest({
+        metadata: { name: "web", annotations: { "napwake.dev/activity": future } },
+      }),
+    },
+    {
+      name: "managedworkloads.validate.napwake.dev",
+      request: managedWorkloadRequest({
+        apiVersion: "napwake.dev/v1alpha1",
+        kind: "ManagedWorkload",
+        metadata: { name: "web.deployment", annotations: { "napwake.dev/resume-requested": future } },
+        spec: { targetRef: { kind: "Deployment", name: "web" } },
+      }),
+    },
+  ])(
+    "is the one the entries were given: $name refuses a stamp 38 minutes ahead of it",
+    ({ name, request }) => {
+      expect(handler(name).handle(request)).toMatchObject({
+        allowed: false,
+        message: expect.stringMatching(/more than 5m ahead of the cluster's clock \(2026-11-30T18:22:00Z\)/),
+      });
+    },
+  );
 });

@@ -38,6 +38,8 @@ export interface NapwakeWebhookDeps {
   lookup: OwnerLookup;
   operatorUsername: string;
   targetOf?: TargetOf;
+  /** The cluster's time in ms, which stamps in annotations are checked against (Date.now by default). */
+  now?: () => number;
 }
 
 const workloadRules: V1RuleWithOperations[] = [
@@ -60,6 +62,7 @@ const hasNapwakeMetadata: V1MatchCondition = {
 
 export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
   const targetOf = deps.targetOf ?? specTargetRef;
+  const now = deps.now ?? Date.now;
   return [
     {
       name: "workloads.mutate.napwake.dev",
@@ -78,7 +81,7 @@ export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
       failurePolicy: "Ignore",
       timeoutSeconds: 5,
       matchConditions: [hasNapwakeMetadata],
-      handle: validateWorkload,
+      handle: (request) => validateWorkload(request, now()),
     },
     {
       name: "namespaces.validate.napwake.dev",
@@ -115,7 +118,7 @@ export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
       // Our own objects: a second owner would corrupt state, and no workload write depends on this call.
       failurePolicy: "Fail",
       timeoutSeconds: 5,
-      handle: (request) => validateManagedWorkload(request, deps.lookup, targetOf),
+      handle: (request) => validateManagedWorkload(request, deps.lookup, targetOf, now()),
     },
   ];
 }

@@ -86,11 +86,11 @@ export function pausedFromToStamp(
 }
 
 /** Validating: malformed `napwake.dev/` annotations and labels are refused with a message that says the fix. */
-export function validateWorkload(request: AdmissionRequest): AdmissionDecision {
+export function validateWorkload(request: AdmissionRequest, nowMs?: number): AdmissionDecision {
   const kind = workloadKind(request);
   if (!kind || !request.object) return { allowed: true };
   const old = request.operation === "UPDATE" ? request.oldObject?.metadata : undefined;
-  const problems = metadataProblems(request.object.metadata, old);
+  const problems = metadataProblems(request.object.metadata, old, "workload", nowMs);
   if (!problems.length) return { allowed: true };
   return { allowed: false, code: 422, message: refusal(kind, request, problems) };
 }

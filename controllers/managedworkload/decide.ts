@@ -29,7 +29,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { timeOf } from "../../api/meta.ts";
+import { CLOCK_SKEW_MS, timeOf } from "../../api/meta.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
@@ -964,12 +964,6 @@ function conditionTime(
   const c = findCondition(status.conditions, type);
   return c && c.status === state ? timeOf(c.lastTransitionTime) : null;
 }
-
-/**
- * Stamps from other clocks (a laptop's `kubectl napwake pause|resume`, the doorman's host) may be a little
- * ahead of this one: up to this much they count as now rather than being ignored until a later check.
- */
-export const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** A stamp as this clock takes it: up to CLOCK_SKEW_MS ahead counts as now, further ahead as unknown (null). */
 export function observedTime(ms: number | null, nowMs: number): number | null {
