@@ -596,6 +596,34 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
   });
 });
 
+describe("decide: a wake's reason kept on the Paused condition", () => {
+  it("is judged at the spec's generation: observedGeneration moves on, the transition time stays", () => {
+    const woken = iso(t0 - 5 * min);
+    const status: ManagedWorkloadStatus = {
+      ...awakeFor(5),
+      conditions: [
+        {
+          type: "Paused",
+          status: "False",
+          reason: "Resumed",
+          message: "resumed to 3 replicas",
+          lastTransitionTime: woken,
+          observedGeneration: 1,
+        },
+      ],
+    };
+    const d = decide(observe({ mw: mw({}, status, { generation: 3 }) }));
+    expect(pausedCondition(d)).toEqual({
+      type: "Paused",
+      status: "False",
+      reason: "Resumed",
+      message: "resumed to 3 replicas",
+      lastTransitionTime: woken,
+      observedGeneration: 3,
+    });
+  });
+});
+
 describe("decide: a vetoed pause that could not have been made anyway", () => {
   it("sends the PauseSkipped Warning that names why, not PauseVetoed", () => {
     const d = decide(

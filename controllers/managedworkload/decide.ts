@@ -474,6 +474,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // check would hide why the workload is awake and cost every wake a second status write.
   if (returning) next = woken(obs, next, "Active", "the workload is awake");
   else if (!wokenFor(next)) next = notPaused(obs, next, "Active", "the workload is awake");
+  else next = keptAtThisGeneration(obs, next);
   // A dry run never pauses, so nothing wakes it: there a pause request is used up by the activity a real pause
   // would have woken on, or it would count as a would-be pause for as long as it stood.
   const requestsSinceMs = inDryRun(obs) && activity ? Math.max(awakeSinceMs, activity.ms) : awakeSinceMs;
@@ -872,6 +873,12 @@ function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
 }
 
 // ---- small pure helpers ----
+
+/** The Paused condition as it is (a wake's reason), judged at this generation: observedGeneration moves on. */
+function keptAtThisGeneration(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
+  const kept = findCondition(status.conditions, conditionTypes.paused);
+  return kept ? condition(obs, status, kept.type, kept.status, kept.reason, kept.message) : status;
+}
 
 function notPaused(
   obs: Observation,
