@@ -4,6 +4,7 @@
  */
 import { annotations, labels } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import { replicaCount } from "../api/text.ts";
 import type { Action } from "./args.ts";
 import { describeTarget } from "./workload-ref.ts";
 
@@ -111,7 +112,7 @@ function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
   if (target.replicas === 0) {
     return `${name} is at 0 replicas, scaled to zero outside Napwake: Napwake has no count to restore; scale it up yourself (kubectl scale ${describeTarget(target.kind, name)} --replicas=N)`;
   }
-  return `${name} is already awake (${target.replicas} replicas); the resume request counts as activity and restarts its idle window`;
+  return `${name} is already awake (${replicaCount(target.replicas)}); the resume request counts as activity and restarts its idle window`;
 }
 
 export function notManagedMessage(kind: TargetKind, name: string): string {

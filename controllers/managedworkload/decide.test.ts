@@ -596,6 +596,13 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
   });
 });
 
+describe("decide: notes", () => {
+  it("count one replica as one replica", () => {
+    const d = decide(observe({ mw: mw({}, awakeFor(31)), target: target(1) }));
+    expect(d.events[0]?.note).toMatch(/^paused from 1 replica: /);
+  });
+});
+
 describe("decide: a wake's reason kept on the Paused condition", () => {
   it("is judged at the spec's generation: observedGeneration moves on, the transition time stays", () => {
     const woken = iso(t0 - 5 * min);

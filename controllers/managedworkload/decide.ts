@@ -30,6 +30,7 @@ import {
   specDefaults,
 } from "../../api/managedworkload.ts";
 import { CLOCK_SKEW_MS, timeOf } from "../../api/meta.ts";
+import { replicaCount } from "../../api/text.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
@@ -278,7 +279,7 @@ function letGoDecision(
         ? {
             type: "Normal",
             reason: eventReasons.letGo,
-            note: `${why.message}; resumed to ${pausedFrom} replicas before letting go`,
+            note: `${why.message}; resumed to ${replicaCount(pausedFrom)} before letting go`,
             kind: "action",
           }
         : { type: "Normal", reason: eventReasons.letGo, note: why.message, kind: "skip" },
@@ -300,8 +301,8 @@ function awakeAgain(
   if (undoer) return undoneByGitOps(obs, target, status, undoer);
   const finishedResume = target.replicas === pausedFrom;
   const note = finishedResume
-    ? `finished resuming to ${pausedFrom} replicas`
-    : `scaled to ${target.replicas} replicas outside Napwake while paused (from ${pausedFrom}); treated as awake`;
+    ? `finished resuming to ${replicaCount(pausedFrom)}`
+    : `scaled to ${replicaCount(target.replicas)} outside Napwake while paused (from ${pausedFrom}); treated as awake`;
   let next = woken(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
   if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
   return {
@@ -384,7 +385,7 @@ function whilePaused(
     // A resume request is activity to the clock; the note names it as what it is.
     const byRequest = wake.byForecast === undefined && activity?.source === "manual" && !inDryRun(obs);
     const why = byRequest ? `kubectl napwake resume at ${iso(activity.stamp)}` : wake.reason;
-    const note = `resumed to ${pausedFrom} replicas: ${why}`;
+    const note = `resumed to ${replicaCount(pausedFrom)}: ${why}`;
     // A pause that held an hour (the first hold-off) until Napwake woke the workload: no sync loop undid it, so
     // none is held off any longer. A shorter one says nothing of a loop that syncs less often.
     const held = pausedSinceMs !== null && obs.nowMs - pausedSinceMs >= FIRST_HOLD_OFF_MS;
@@ -432,8 +433,8 @@ function whilePaused(
     reason,
     (sameCondition && pausedCondition.message) ||
       (pauseRequested !== null
-        ? `paused from ${pausedFrom} replicas: kubectl napwake pause at ${iso(pauseRequested)}`
-        : `paused from ${pausedFrom} replicas`),
+        ? `paused from ${replicaCount(pausedFrom)}: kubectl napwake pause at ${iso(pauseRequested)}`
+        : `paused from ${replicaCount(pausedFrom)}`),
   );
   return {
     writes: holdScaledObjects(obs),
@@ -514,7 +515,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     return { ...awake, events: [vetoEvent(idleFromMs)] };
   }
   if (inDryRun(obs)) return dryRunPause(obs, target, next, clock.reason);
-  const note = `paused from ${target.replicas} replicas: ${clock.reason}`;
+  const note = `paused from ${replicaCount(target.replicas)}: ${clock.reason}`;
   next = condition(
     obs,
     {
@@ -656,7 +657,7 @@ function dryRunPause(
       heldReplicaHours: round(heldReplicaHours),
     },
   };
-  const note = `dry-run: would pause ${target.replicas} replicas (${reason})`;
+  const note = `dry-run: would pause ${replicaCount(target.replicas)} (${reason})`;
   return {
     writes: [],
     status: condition(
@@ -671,7 +672,7 @@ function dryRunPause(
       {
         type: "Normal",
         reason: eventReasons.dryRunPause,
-        note: `dry-run: would pause ${target.replicas} replicas`,
+        note: `dry-run: would pause ${replicaCount(target.replicas)}`,
         kind: "skip",
         fingerprint: String(target.replicas),
       },

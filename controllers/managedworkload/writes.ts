@@ -15,6 +15,7 @@ import {
   type ManagedWorkloadStatus,
   managedWorkloadCrd,
 } from "../../api/managedworkload.ts";
+import { replicaCount } from "../../api/text.ts";
 import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
 import { httpCode } from "../../kube/errors.ts";
 import type { TargetState, Write } from "./observation.ts";
@@ -115,7 +116,7 @@ export function clusterWrites(clients: {
         if (replicas === to) return;
         if (replicas !== from) {
           throw new StaleTargetError(
-            `${target.kind} ${target.name} has ${replicas} replicas, expected ${from}`,
+            `${target.kind} ${target.name} has ${replicaCount(replicas)}, expected ${from}`,
           );
         }
         const count = current.metadata?.annotations?.[annotations.pausedFrom];

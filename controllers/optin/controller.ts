@@ -11,6 +11,7 @@ import type {
 } from "@kubernetes/client-node";
 import { eventReasons } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
+import { replicaCount } from "../../api/text.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { httpCode } from "../../kube/errors.ts";
 import type { EventRecorder } from "../../kube/events.ts";
@@ -162,7 +163,7 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
       type: "Normal",
       reason: eventReasons.resumed,
       action: "Resume",
-      note: `resumed to ${from} replicas: no longer opted in to Napwake`,
+      note: `resumed to ${replicaCount(from)}: no longer opted in to Napwake`,
     });
   }
 
