@@ -240,12 +240,16 @@ describe("the forecast book", () => {
       idleMin * 60_000,
     ).advice;
 
-  it("shortens a trusted forecast's window where the next two slots are forecast quiet, and says why", () => {
+  it("says why a trusted forecast's window is shorter, and shorter still where the next two slots are quiet", () => {
     // 09:30 and 09:45 are quiet; at 09:45 the next slot has the traffic.
     expect(adviceAt("2026-11-23T09:30:00Z")?.idleWindowNote).toMatch(
       /expects no activity in this quarter hour or the next/,
     );
-    expect(adviceAt("2026-11-23T09:45:00Z")?.idleWindowNote).toBeUndefined();
+    expect(adviceAt("2026-11-23T09:45:00Z")?.idleWindowNote).toBe(
+      "the trusted forecast's: spec.forecast.idleWindow, by default half of spec.idle.window",
+    );
+    // A window no shorter than the workload's own needs no word.
+    expect(adviceAt("2026-11-23T09:45:00Z", 1)?.idleWindowNote).toBeUndefined();
   });
 
   it.each([

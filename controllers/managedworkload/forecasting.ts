@@ -271,10 +271,10 @@ export class ForecastBook {
       ...(entry.state !== undefined ? { state: entry.state } : {}),
       ...(entry.savedAtMs !== null ? { savedAt: iso(entry.savedAtMs) } : {}),
     };
-    const quiet = windowMs < trustedWindowMs;
+    const note = windowNote(windowMs, trustedWindowMs, idleWindowMs);
     return {
       advice: advice
-        ? { ...advice, idleWindowMs: windowMs, ...(quiet ? { idleWindowNote: QUIET_WINDOW_NOTE } : {}) }
+        ? { ...advice, idleWindowMs: windowMs, ...(note ? { idleWindowNote: note } : {}) }
         : advice,
       prediction,
       notices: entry.unsent,
@@ -573,6 +573,14 @@ function lookIdleWindowMs(
 }
 
 const QUIET_WINDOW_NOTE = "shortened: the forecast expects no activity in this quarter hour or the next";
+const TRUSTED_WINDOW_NOTE =
+  "the trusted forecast's: spec.forecast.idleWindow, by default half of spec.idle.window";
+
+/** Why the window a look decides with is shorter than spec.idle.window, for the pause's message; none if it is not. */
+function windowNote(windowMs: number, trustedWindowMs: number, idleWindowMs: number): string | undefined {
+  if (windowMs < trustedWindowMs) return QUIET_WINDOW_NOTE;
+  return windowMs < idleWindowMs ? TRUSTED_WINDOW_NOTE : undefined;
+}
 
 /**
  * Whether the awake budget steers the threshold: asked for, and with a trusted idle window shorter than
