@@ -182,12 +182,12 @@ describe("the ManagedWorkload CRD", () => {
     {
       name: "a trusted-forecast idle window longer than spec.idle.window",
       spec: { targetRef: target, idle: { window: "30m" }, forecast: { idleWindow: "45m" } },
-      message: /spec\.forecast\.idleWindow must not be longer than spec\.idle\.window/,
+      message: /spec\.forecast\.idleWindow \(45m\) must not be longer than spec\.idle\.window \(30m\)/,
     },
     {
       name: "a trusted-forecast idle window longer than the default spec.idle.window (30m)",
       spec: { targetRef: target, forecast: { idleWindow: "2h" } },
-      message: /spec\.forecast\.idleWindow must not be longer than spec\.idle\.window/,
+      message: /spec\.forecast\.idleWindow \(2h\) must not be longer than spec\.idle\.window \(30m\)/,
     },
     {
       name: "a trusted-forecast idle window that is not a duration",
