@@ -355,6 +355,27 @@ describe("the forecast book", () => {
     });
   });
 
+  it("says its advice resumed because quiet hours passed, when the holiday's evening comes without activity", () => {
+    const { state, monday } = officeUpToMonday();
+    const book = new ForecastBook();
+    let prediction: PredictionStatus | undefined = { phase: "x", confidence: 0, state };
+    const notes: string[] = [];
+    for (let t = monday + 7 * hour; t <= monday + 21 * hour; t += 60_000) {
+      const awake = {
+        ...mw({ forecast: { awakeBudget: "None" } }),
+        status: { phase: "Awake" as const, prediction },
+      };
+      const look = book.look("k", awake, t, 30 * 60_000, monday - 6 * hour);
+      prediction = look.prediction;
+      notes.push(...look.notices.map((n) => n.note));
+      book.sent("k", look.notices);
+    }
+    expect(notes.at(-1)).toBe(
+      "forecast advice resumed: an hour the forecast calls quiet passed without activity, so the silence no longer " +
+        "speaks against it; it vetoes pauses and pre-wakes again",
+    );
+  });
+
   it("says when its advice is suspended on a holiday and when it resumes, once each, and not again after a restart", () => {
     // The Monday is a holiday.
     const { state, monday } = officeUpToMonday();
@@ -389,9 +410,15 @@ describe("the forecast book", () => {
     expect(prediction?.adviceSuspended?.since).toBe(since);
     expect(notices).toEqual(["ForecastAdviceSuspended"]);
     // Activity comes back: the advice resumes, and says so once.
-    for (let t = monday + 11 * hour + 2 * 60_000; t <= monday + 12 * hour; t += 60_000) lookAt(t, t);
+    const notes: string[] = [];
+    for (let t = monday + 11 * hour + 2 * 60_000; t <= monday + 12 * hour; t += 60_000) {
+      notes.push(...lookAt(t, t).notices.map((n) => n.note));
+    }
     expect(prediction?.adviceSuspended).toBeUndefined();
     expect(notices).toEqual(["ForecastAdviceSuspended", "ForecastAdviceResumed"]);
+    expect(notes).toEqual([
+      `forecast advice resumed: activity came back (in the quarter hour from ${new Date(monday + 11 * hour).toISOString()}); it vetoes pauses and pre-wakes again`,
+    ]);
   });
 
   it.each([

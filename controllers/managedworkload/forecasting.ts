@@ -124,6 +124,17 @@ function suspendedSince(prediction: PredictionStatus | undefined, nowMs: number)
   return since === null ? null : Math.min(since, nowMs);
 }
 
+/**
+ * Why a suspension that began at `sinceMs` ended: activity came back (learned in a quarter hour since it began,
+ * or the one it began in), or hours the forecast calls quiet passed without any, which ends a silence too.
+ */
+function resumedBecause(engine: ForecastEngine, sinceMs: number): string {
+  const active = engine.lastActiveSlot;
+  return active !== null && active >= slotOf(sinceMs)
+    ? `activity came back (in the quarter hour from ${iso(slotStartMs(active))})`
+    : "an hour the forecast calls quiet passed without activity, so the silence no longer speaks against it";
+}
+
 /** Looks further apart than this (the operator was down) are not accounted: nobody saw what happened. */
 const MAX_ACCOUNTED_MS = hourMs;
 
@@ -409,6 +420,7 @@ export class ForecastBook {
         );
       }
     } else {
+      const sinceMs = entry.suspendedSinceMs ?? nowMs;
       entry.suspendedSinceMs = null;
       // A forecast no longer trusted says so with its phase change.
       if (decision.actionable && entry.suspensionAnnounced) {
@@ -416,8 +428,7 @@ export class ForecastBook {
           entry,
           "Normal",
           eventReasons.forecastAdviceResumed,
-          "forecast advice resumed: activity came as forecast, or hours the forecast calls quiet passed; it " +
-            "vetoes pauses and pre-wakes again",
+          `forecast advice resumed: ${resumedBecause(entry.engine, sinceMs)}; it vetoes pauses and pre-wakes again`,
         );
       }
     }
