@@ -83,6 +83,17 @@ const pausedCondition = (d: ReturnType<typeof decide>) =>
 const awakeFor = (minutes: number): ManagedWorkloadStatus => ({
   lastActivity: { time: iso(t0 - minutes * min), source: "cpu" },
 });
+/** `status` with its Paused condition `state` for `reason` since `sinceMs`. */
+const withPaused = (
+  status: ManagedWorkloadStatus,
+  state: "True" | "False",
+  reason: string,
+  message: string,
+  sinceMs: number,
+): ManagedWorkloadStatus => ({
+  ...status,
+  conditions: [{ type: "Paused", status: state, reason, message, lastTransitionTime: iso(sinceMs) }],
+});
 const pausedStatus = (pausedAtMs: number): ManagedWorkloadStatus => ({
   phase: "Paused",
   pausedFrom: 3,
@@ -430,18 +441,7 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
       obs: observe({
         mw: mw(
           {},
-          {
-            ...awakeFor(90),
-            conditions: [
-              {
-                type: "Paused",
-                status: "False",
-                reason: "PreWake",
-                message: "pre-wake: activity forecast at 10:10",
-                lastTransitionTime: iso(t0 - min),
-              },
-            ],
-          },
+          withPaused(awakeFor(90), "False", "PreWake", "pre-wake: activity forecast at 10:10", t0 - min),
         ),
       }),
       reason: "PreWake",
@@ -450,21 +450,7 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
     {
       name: "a workload awake after a vetoed pause goes back to reason Active",
       obs: observe({
-        mw: mw(
-          {},
-          {
-            ...awakeFor(10),
-            conditions: [
-              {
-                type: "Paused",
-                status: "False",
-                reason: "ForecastVeto",
-                message: "pause vetoed",
-                lastTransitionTime: iso(t0 - 60 * min),
-              },
-            ],
-          },
-        ),
+        mw: mw({}, withPaused(awakeFor(10), "False", "ForecastVeto", "pause vetoed", t0 - 60 * min)),
       }),
       reason: "Active",
       message: /awake/,
@@ -494,18 +480,7 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
         // Woken 20 minutes ago, 30 before the forecast activity; the trusted window (15 min) has passed.
         mw: mw(
           { forecast: { prewake: "30m" } },
-          {
-            ...awakeFor(90),
-            conditions: [
-              {
-                type: "Paused",
-                status: "False",
-                reason: "PreWake",
-                message: "pre-wake: activity forecast at 10:10",
-                lastTransitionTime: iso(t0 - 20 * min),
-              },
-            ],
-          },
+          withPaused(awakeFor(90), "False", "PreWake", "pre-wake: activity forecast at 10:10", t0 - 20 * min),
         ),
         activity: { atMs: t0, cpuCores: null, queries: [], errors: ["metrics.k8s.io unavailable"] },
         forecast: {
@@ -552,18 +527,13 @@ describe("decide: what the forecast decided shows in the Paused condition", () =
       obs: observe({
         mw: mw(
           {},
-          {
-            ...awakeFor(1),
-            conditions: [
-              {
-                type: "Paused",
-                status: "False",
-                reason: "UndoneByGitOps",
-                message: "argocd-controller set spec.replicas back",
-                lastTransitionTime: iso(t0 - min),
-              },
-            ],
-          },
+          withPaused(
+            awakeFor(1),
+            "False",
+            "UndoneByGitOps",
+            "argocd-controller set spec.replicas back",
+            t0 - min,
+          ),
         ),
       }),
       reason: "UndoneByGitOps",
