@@ -82,6 +82,11 @@ describe("forecast decisions", () => {
       says: /; woken 7m before it, late for the 10m lead$/,
     },
     {
+      name: "under a minute left, made half a minute before the activity",
+      at: 7 * 60 + 59.5,
+      says: /; woken under a minute before it, late for the 10m lead$/,
+    },
+    {
       name: "that the lead was missed, made after the activity began",
       at: 8 * 60 + 3,
       says: /; woken late, after it began \(the 10m lead was missed\)$/,

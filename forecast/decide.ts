@@ -140,9 +140,11 @@ const ON_TIME_MS = 60_000;
 function wokenHow(nowMs: number, prewakeAtMs: number, activityAtMs: number): string {
   const leadMs = activityAtMs - prewakeAtMs;
   if (nowMs <= prewakeAtMs + ON_TIME_MS) return `woken ${formatDuration(leadMs)} before it`;
-  const leftMs = Math.floor((activityAtMs - nowMs) / 60_000) * 60_000;
+  const leftMs = activityAtMs - nowMs;
+  const late = `late for the ${formatDuration(leadMs)} lead`;
   if (leftMs <= 0) return `woken late, after it began (the ${formatDuration(leadMs)} lead was missed)`;
-  return `woken ${formatDuration(leftMs)} before it, late for the ${formatDuration(leadMs)} lead`;
+  if (leftMs < 60_000) return `woken under a minute before it, ${late}`;
+  return `woken ${formatDuration(Math.floor(leftMs / 60_000) * 60_000)} before it, ${late}`;
 }
 
 /**

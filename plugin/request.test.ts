@@ -58,12 +58,53 @@ describe("requestTimeMs", () => {
       local,
       local + 1,
     ],
+    [
+      "the API server's second, not a laptop clock 6 minutes fast (the webhook would refuse it)",
+      "Wed, 01 Jan 2030 11:52:00 GMT",
+      null,
+      Date.parse("2030-01-01T11:52:00Z"),
+    ],
+    [
+      "no regard for an other request stamped far ahead (it is removed, not followed)",
+      "Wed, 01 Jan 2030 11:58:00 GMT",
+      Date.parse("2031-01-01T00:00:00Z"),
+      local,
+    ],
   ])("stamps with %s", (_, date, other, expected) => {
     expect(requestTimeMs(date, local, other)).toBe(expected);
   });
 });
 
 describe("planRequest", () => {
+  it("removes the other request when it was stamped far ahead, and says so: it would win until its time came", () => {
+    const stale = {
+      ...mw(),
+      metadata: { ...mw().metadata, annotations: { "napwake.dev/pause-requested": "2031-01-01T00:00:00Z" } },
+    };
+    const plan = planRequest("resume", stale, paused, now);
+    expect(plan.patch).toEqual({
+      metadata: {
+        annotations: {
+          "napwake.dev/resume-requested": "2030-01-01T12:00:00.000Z",
+          "napwake.dev/pause-requested": null,
+        },
+      },
+    });
+    expect(plan.message).toMatch(
+      /\(removed napwake.dev\/pause-requested=2031-01-01T00:00:00.000Z, stamped by a clock far ahead\)$/,
+    );
+  });
+
+  it("keeps an other request a clock a little ahead stamped", () => {
+    const ahead = {
+      ...mw(),
+      metadata: { ...mw().metadata, annotations: { "napwake.dev/pause-requested": "2030-01-01T12:04:00Z" } },
+    };
+    expect(Object.keys(planRequest("resume", ahead, paused, now).patch.metadata.annotations)).toEqual([
+      "napwake.dev/resume-requested",
+    ]);
+  });
+
   it.each([
     ["pause", "pause-requested"],
     ["resume", "resume-requested"],

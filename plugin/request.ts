@@ -4,6 +4,7 @@
  */
 import { annotations, labels } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
+import { CLOCK_SKEW_MS } from "../api/meta.ts";
 import { replicaCount } from "../api/text.ts";
 import type { Action } from "./args.ts";
 import { describeTarget } from "./workload-ref.ts";
@@ -19,7 +20,7 @@ export interface TargetFacts {
 
 export interface RequestPlan {
   /** A JSON merge patch for the ManagedWorkload: only the one annotation. */
-  patch: { metadata: { annotations: Record<string, string> } };
+  patch: { metadata: { annotations: Record<string, string | null> } };
   /** What will happen, for stdout. */
   message: string;
 }
@@ -30,17 +31,30 @@ const requestAnnotation = { pause: annotations.pauseRequested, resume: annotatio
  * When a request is stamped: the local clock, unless the API server's (its `Date` answer header, which the
  * controller's clock shares) is ahead of it. A laptop clock behind the cluster would stamp a pause before the
  * workload's last wake, and the controller drops a request older than that. The header is cut to the second, so
- * it only ever moves the stamp up to a time that has passed. And after the other request on the ManagedWorkload:
- * the later one wins, so two in one millisecond must not tie.
+ * it only ever moves the stamp up to a time that has passed. A laptop clock further ahead of the server than
+ * clocks may drift stamps the server's time instead: the webhook refuses a stamp that far ahead. And after the
+ * other request on the ManagedWorkload, the later one wins, so two in one millisecond must not tie; an other
+ * request that far ahead (from a clock since set right) is not followed, but removed (see `planRequest`).
  */
 export function requestTimeMs(
   serverDate: string | undefined,
   localNowMs: number,
   otherRequestMs: number | null,
 ): number {
-  const serverMs = Date.parse(serverDate ?? "");
-  const now = Number.isNaN(serverMs) ? localNowMs : Math.max(localNowMs, serverMs);
-  return otherRequestMs === null ? now : Math.max(now, otherRequestMs + 1);
+  const now = stampNow(Date.parse(serverDate ?? ""), localNowMs);
+  const other = otherRequestMs !== null && !farAhead(otherRequestMs, now) ? otherRequestMs : null;
+  return other === null ? now : Math.max(now, other + 1);
+}
+
+/** The later of the two clocks, unless the local one is far ahead of the server's (or there is no server time). */
+function stampNow(serverMs: number, localNowMs: number): number {
+  if (Number.isNaN(serverMs)) return localNowMs;
+  return farAhead(localNowMs, serverMs) ? serverMs : Math.max(localNowMs, serverMs);
+}
+
+/** Further ahead of `nowMs` than clocks may drift: a stamp the webhook would refuse and the controller ignore. */
+function farAhead(stampMs: number, nowMs: number): boolean {
+  return stampMs > nowMs + CLOCK_SKEW_MS;
 }
 
 /** The stamp of the request other than `action` on the ManagedWorkload, or null. */
@@ -57,9 +71,16 @@ export function planRequest(
   nowMs: number,
 ): RequestPlan {
   const at = new Date(nowMs).toISOString();
+  const message = action === "pause" ? pauseMessage(mw, target) : resumeMessage(mw, target);
+  const other = otherRequestMs(action, mw);
+  if (other === null || !farAhead(other, nowMs)) {
+    return { patch: { metadata: { annotations: { [requestAnnotation[action]]: at } } }, message };
+  }
+  // An other request stamped far ahead would win over this one until its time came: it goes.
+  const otherKey = requestAnnotation[action === "pause" ? "resume" : "pause"];
   return {
-    patch: { metadata: { annotations: { [requestAnnotation[action]]: at } } },
-    message: action === "pause" ? pauseMessage(mw, target) : resumeMessage(mw, target),
+    patch: { metadata: { annotations: { [requestAnnotation[action]]: at, [otherKey]: null } } },
+    message: `${message} (removed ${otherKey}=${new Date(other).toISOString()}, stamped by a clock far ahead)`,
   };
 }
 

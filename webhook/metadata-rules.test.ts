@@ -176,7 +176,7 @@ describe("time stamps ahead of the cluster's clock", () => {
     const problem = annotationProblem(key, value, kindFor(key), now);
     if (!refused) return expect(problem).toBeUndefined();
     expect(problem).toBe(
-      `annotation ${key}="${value}" is more than 5m ahead of the cluster's clock (2026-11-30T18:22:00Z): it must ` +
+      `annotation ${key}="${value}" is more than 5 minutes ahead of the cluster's clock (2026-11-30T18:22:00Z): it must ` +
         "be when the activity was seen or the request made, not a time to come. Fix: set it to a time no later " +
         'than now, like "2026-11-30T18:22:00Z", and check the clock of whatever wrote it.',
     );

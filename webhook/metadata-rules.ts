@@ -1,6 +1,5 @@
 import { annotations, group, labels } from "../api/keys.ts";
 import { CLOCK_SKEW_MS } from "../api/meta.ts";
-import { formatDuration } from "../forecast/duration.ts";
 
 /**
  * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
@@ -203,7 +202,7 @@ function stampAhead(key: string, value: string, nowMs: number): string | undefin
   if (!stamps.includes(key) || !(aheadMs > CLOCK_SKEW_MS)) return undefined;
   const now = new Date(Math.floor(nowMs / 1_000) * 1_000).toISOString().replace(".000Z", "Z");
   return (
-    `annotation ${key}=${JSON.stringify(value)} is more than ${formatDuration(CLOCK_SKEW_MS)} ahead of the ` +
+    `annotation ${key}=${JSON.stringify(value)} is more than ${CLOCK_SKEW_MS / 60_000} minutes ahead of the ` +
     `cluster's clock (${now}): it must be when the activity was seen or the request made, not a time to come. ` +
     `Fix: set it to a time no later than now, like "${now}", and check the clock of whatever wrote it.`
   );

@@ -131,7 +131,9 @@ describe("the validating webhooks' clock", () => {
     ({ name, request }) => {
       expect(handler(name).handle(request)).toMatchObject({
         allowed: false,
-        message: expect.stringMatching(/more than 5m ahead of the cluster's clock \(2026-11-30T18:22:00Z\)/),
+        message: expect.stringMatching(
+          /more than 5 minutes ahead of the cluster's clock \(2026-11-30T18:22:00Z\)/,
+        ),
       });
     },
   );

@@ -147,7 +147,7 @@ export function decideScaledObjectHold(
     }
     return {
       action: "none",
-      reason: `${name} is held at ${value} replicas by someone else (${kedaPausedReplicas}); Napwake leaves it`,
+      reason: `${name} is held at ${value} ${value === "1" ? "replica" : "replicas"} by someone else (${kedaPausedReplicas}); Napwake leaves it`,
     };
   }
   if (ours && value !== undefined) {
@@ -183,7 +183,7 @@ export function scaledObjectHeldElsewhere(scaledObjects: readonly ScaledObject[]
     const value = so.metadata?.annotations?.[kedaPausedReplicas];
     if (value === undefined || value === "0") continue;
     return (
-      `ScaledObject ${so.metadata?.name ?? ""} is held at ${value} replicas (${kedaPausedReplicas}) by someone ` +
+      `ScaledObject ${so.metadata?.name ?? ""} is held at ${value} ${value === "1" ? "replica" : "replicas"} (${kedaPausedReplicas}) by someone ` +
       "else; pausing would fight KEDA"
     );
   }

@@ -246,7 +246,7 @@ describe("the forecast book", () => {
       /expects no activity in this quarter hour or the next/,
     );
     expect(adviceAt("2026-11-23T09:45:00Z")?.idleWindowNote).toBe(
-      "the trusted forecast's: spec.forecast.idleWindow, by default half of spec.idle.window",
+      "the trusted forecast's: spec.forecast.idleWindow, by default half of spec.idle.window and never under a minute",
     );
     // A window no shorter than the workload's own needs no word.
     expect(adviceAt("2026-11-23T09:45:00Z", 1)?.idleWindowNote).toBeUndefined();

@@ -585,7 +585,7 @@ function lookIdleWindowMs(
 
 const QUIET_WINDOW_NOTE = "shortened: the forecast expects no activity in this quarter hour or the next";
 const TRUSTED_WINDOW_NOTE =
-  "the trusted forecast's: spec.forecast.idleWindow, by default half of spec.idle.window";
+  "the trusted forecast's: spec.forecast.idleWindow, by default half of spec.idle.window and never under a minute";
 
 /** Why the window a look decides with is shorter than spec.idle.window, for the pause's message; none if it is not. */
 function windowNote(windowMs: number, trustedWindowMs: number, idleWindowMs: number): string | undefined {
