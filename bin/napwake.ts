@@ -135,6 +135,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       operatorUsername: await ownUsername(kc, config.namespace, log),
       ready: () => synced !== undefined,
       log,
+      clock: systemClock,
     });
   }
   const caches = await startCaches(kc, { rightsizing: config.rightsizing.enabled, log });

@@ -18,6 +18,7 @@ import {
 import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
+import type { Clock } from "../kube/clock.ts";
 import { fileCertificateSource } from "../webhook/file-certificates.ts";
 import { napwakeWebhooks } from "../webhook/registry.ts";
 import { createWebhookServer, type Logger } from "../webhook/server.ts";
@@ -50,9 +51,11 @@ export async function startWebhooks(opts: {
   /** The server's own /readyz gate besides its certificate, e.g. "caches synced". */
   ready: () => boolean;
   log: Logger;
+  /** Certificates' lifetimes, request durations and the time stamps admission checks are judged by it. */
+  clock: Clock;
 }): Promise<RunningWebhooks> {
-  const { config, namespace, kc, log } = opts;
-  const now = () => new Date();
+  const { config, namespace, kc, log, clock } = opts;
+  const now = () => new Date(clock.now());
   const stoppers: (() => void)[] = [];
   let stopped = false;
 
@@ -88,7 +91,7 @@ export async function startWebhooks(opts: {
     webhooks: napwakeWebhooks({
       lookup: opts.lookup,
       operatorUsername: opts.operatorUsername,
-      now: () => now().getTime(),
+      now: () => clock.now(),
     }),
     certificates,
     logger: log,

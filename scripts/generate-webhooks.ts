@@ -30,6 +30,7 @@ export function webhooksYaml(): string {
   const entries = napwakeWebhooks({
     lookup: { ownerOf: () => undefined },
     operatorUsername: `system:serviceaccount:${install.namespace}:${install.serviceAccount}`,
+    now: Date.now,
   });
   const { mutating, validating } = webhookConfigurations(entries, {
     name: install.configurationName,

@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { checkRegistry, napwakeWebhooks, type WebhookEntry, webhookConfigurations } from "./registry.ts";
 import { managedWorkloadRequest, workloadRequest } from "./test-requests.ts";
 
-const entries = napwakeWebhooks({ lookup: { ownerOf: () => undefined }, operatorUsername: "op" });
+const entries = napwakeWebhooks({
+  lookup: { ownerOf: () => undefined },
+  operatorUsername: "op",
+  now: Date.now,
+});
 const options = {
   name: "napwake",
   service: { namespace: "napwake-system", name: "napwake-webhook" },

@@ -38,8 +38,8 @@ export interface NapwakeWebhookDeps {
   lookup: OwnerLookup;
   operatorUsername: string;
   targetOf?: TargetOf;
-  /** The cluster's time in ms, which stamps in annotations are checked against (Date.now by default). */
-  now?: () => number;
+  /** The cluster's time in ms, which stamps in annotations are checked against. */
+  now: () => number;
 }
 
 const workloadRules: V1RuleWithOperations[] = [
@@ -62,7 +62,6 @@ const hasNapwakeMetadata: V1MatchCondition = {
 
 export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
   const targetOf = deps.targetOf ?? specTargetRef;
-  const now = deps.now ?? Date.now;
   return [
     {
       name: "workloads.mutate.napwake.dev",
@@ -81,7 +80,7 @@ export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
       failurePolicy: "Ignore",
       timeoutSeconds: 5,
       matchConditions: [hasNapwakeMetadata],
-      handle: (request) => validateWorkload(request, now()),
+      handle: (request) => validateWorkload(request, deps.now()),
     },
     {
       name: "namespaces.validate.napwake.dev",
@@ -118,7 +117,7 @@ export function napwakeWebhooks(deps: NapwakeWebhookDeps): WebhookEntry[] {
       // Our own objects: a second owner would corrupt state, and no workload write depends on this call.
       failurePolicy: "Fail",
       timeoutSeconds: 5,
-      handle: (request) => validateManagedWorkload(request, deps.lookup, targetOf, now()),
+      handle: (request) => validateManagedWorkload(request, deps.lookup, targetOf, deps.now()),
     },
   ];
 }

@@ -89,7 +89,11 @@ export function webhookInstall(opts: {
   onlyNamespaces?: readonly string[];
 }): KubernetesObject[] {
   // The handlers are never called here: only names, paths, rules and policies are read.
-  const entries = napwakeWebhooks({ lookup: { ownerOf: () => undefined }, operatorUsername: "" });
+  const entries = napwakeWebhooks({
+    lookup: { ownerOf: () => undefined },
+    operatorUsername: "",
+    now: Date.now,
+  });
   const { mutating, validating } = webhookConfigurations(entries, {
     name: opts.configuration,
     service: { namespace: opts.namespace, name: opts.service },

@@ -62,6 +62,7 @@ const webhooksFor = (ownerOf: (name: string) => string | undefined) =>
   napwakeWebhooks({
     lookup: { ownerOf: (_ns, _kind, name) => ownerOf(name) },
     operatorUsername: "system:serviceaccount:napwake-system:napwake-operator",
+    now: Date.now,
   });
 
 /** A Deployment the test webhooks' lookup says a ManagedWorkload targets when its name starts `owned-`. */

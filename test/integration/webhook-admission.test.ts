@@ -84,6 +84,7 @@ describe("napwake admission webhooks on the real API server", () => {
     const webhooks = napwakeWebhooks({
       lookup: { ownerOf: (_ns, _kind, name) => (name.startsWith("owned-") ? "the-owner" : undefined) },
       operatorUsername,
+      now: Date.now,
     });
     server = createWebhookServer({ webhooks, certificates, logger, now: () => new Date() });
     const { port } = await server.listen(serverIp, 0);
