@@ -185,6 +185,44 @@ describe("the history loader", () => {
     expect(waiting.map((w) => w.key)).toEqual(["a", "b"]);
   });
 
+  it("goes on with the next key when saying so throws too", async () => {
+    const { reader, waiting } = heldReader();
+    const loader = new HistoryLoader(
+      reader,
+      1,
+      () => {
+        throw new Error("learning failed");
+      },
+      {
+        failed: () => {
+          throw new Error("logger down");
+        },
+      },
+    );
+    loader.request("shop/a", named("a"), from, from + 4);
+    loader.request("shop/b", named("b"), from, from + 4);
+    waiting[0]?.release([]);
+    await settle().catch(() => {});
+    expect(waiting.map((w) => w.key)).toEqual(["a", "b"]);
+  });
+
+  it("fails a read whose reader throws rather than rejects, and goes on with the next key", async () => {
+    const { reader, waiting } = heldReader();
+    const results: HistoryResult[] = [];
+    const throwing: ActivityHistoryReader = {
+      read: (mw, fromSlot, toSlot) => {
+        if (mw.metadata.name === "bad") throw new Error("boom");
+        return reader.read(mw, fromSlot, toSlot);
+      },
+    };
+    const loader = new HistoryLoader(throwing, 1, (result) => results.push(result));
+    expect(() => loader.request("shop/bad", named("bad"), from, from + 4)).not.toThrow();
+    loader.request("shop/good", named("good"), from, from + 4);
+    await settle();
+    expect(results).toMatchObject([{ key: "shop/bad", error: "boom", retryable: false }]);
+    expect(waiting.map((w) => w.key)).toEqual(["good"]);
+  });
+
   it("does not read a queued key that is no longer wanted when its turn comes", async () => {
     const { reader, waiting } = heldReader();
     const wanted = new Set(["shop/a", "shop/b", "shop/c"]);

@@ -153,10 +153,27 @@ export class HistoryLoader {
     }
   }
 
+  /** Says a result could not be handed over; one that cannot even be said is dropped, not left unhandled. */
+  #tellFailed(key: string, err: unknown): void {
+    try {
+      this.#failed(key, err);
+    } catch {
+      // Nobody left to tell.
+    }
+  }
+
+  /** A reader that throws rather than rejects fails this read, not the reconcile that asked for it. */
+  #read(job: Job): Promise<GridPoint[]> {
+    try {
+      return this.#reader.read(job.mw, job.fromSlot, job.toSlot);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   #start(key: string, job: Job): void {
     this.#reading.add(key);
-    void this.#reader
-      .read(job.mw, job.fromSlot, job.toSlot)
+    void this.#read(job)
       .then(
         (points): HistoryResult => ({ key, mw: job.mw, points }),
         (error: unknown): HistoryResult => ({
@@ -171,9 +188,11 @@ export class HistoryLoader {
         try {
           if (!this.#stopped) this.#done(result);
         } catch (err) {
-          this.#failed(key, err);
+          this.#tellFailed(key, err);
+        } finally {
+          // The next read starts whatever befell this one's handlers.
+          this.#next();
         }
-        this.#next();
       });
   }
 }

@@ -154,6 +154,32 @@ describe("the slots an activity history makes", () => {
       want: [1, 0, 1, null],
     },
     {
+      what: "with replica counts, CPU in a step asked to run no pods (pods still stopping) is not activity",
+      answers: {
+        ...none,
+        cpu: [
+          {
+            metric: {},
+            points: [
+              [at(0), 0.01],
+              [at(1), 0.4],
+            ] as const,
+          },
+        ],
+        replicas: [
+          {
+            metric: {},
+            points: [
+              [at(0, 0), 2],
+              [at(1, 0), 0],
+              [at(1, 5), 0],
+            ] as const,
+          },
+        ],
+      },
+      want: [0, 0, null, null],
+    },
+    {
       what: "with replica counts, a stretch at 0 replicas after the last CPU sample is idle",
       answers: { ...none, cpu: series([0, 0.2]), replicas: series([0, 2], [1, 0], [2, 0]) },
       want: [1, 0, 0, null],

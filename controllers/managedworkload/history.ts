@@ -54,8 +54,8 @@ export type HistoryAnswers = {
  * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known.
  * A CPU sample at t is a rate over the step up to t, so it belongs to the slot of the instant before t (the
  * reader asks for samples at the ends of the steps). Where kube-state-metrics gives the replicas asked for (read
- * at the steps' starts), a step at 0 replicas is idle and a step with replicas but no CPU sample (not scraped,
- * Prometheus down) is not known. Outside the stretch its samples cover (kube-state-metrics installed since),
+ * at the steps' starts), a step at 0 replicas is idle, whatever CPU pods still stopping used in it, and a step
+ * with replicas but no CPU sample (not scraped, Prometheus down) is not known. Outside the stretch its samples cover (kube-state-metrics installed since),
  * CPU counts from its first sample to its last: a workload without pods in between was taken as scaled to
  * zero, so idle. Replicas are not used for a workload that asked for pods the CPU query never found. Before
  * the first CPU sample (Prometheus' retention, a workload created since) and after the last (samples not yet
@@ -118,7 +118,10 @@ export function historyPoints(
     }
   }
   const startups = startupWindows(replicaPoints, reading.startupMs);
+  // Steps asked to run no pods: CPU there is pods still stopping, which the clock does not count either.
+  const zeroSteps = new Set(replicaPoints.filter(([, replicas]) => replicas === 0).map(([atMs]) => atMs));
   for (const [atMs, cores] of cpuPoints) {
+    if (zeroSteps.has(atMs + 1 - HISTORY_STEP_MS)) continue;
     if (startups.some(([after, upTo]) => atMs + 1 > after && atMs + 1 <= upTo)) {
       const index = indexOf(atMs);
       if (index !== null) startingUp[index] = 1;
