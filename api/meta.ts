@@ -32,3 +32,8 @@ export function timeOf(value: string | undefined | null): number | null {
  * ahead, the webhook refuses them.
  */
 export const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** A stamp further ahead of `nowMs` than clocks may drift apart. */
+export function farAhead(stampMs: number, nowMs: number): boolean {
+  return stampMs > nowMs + CLOCK_SKEW_MS;
+}

@@ -6,6 +6,8 @@ describe("replicaCount", () => {
     { count: 0, text: "0 replicas" },
     { count: 1, text: "1 replica" },
     { count: 3, text: "3 replicas" },
+    { count: "1", text: "1 replica" },
+    { count: "2", text: "2 replicas" },
   ])("writes $count as $text", ({ count, text }) => {
     expect(replicaCount(count)).toBe(text);
   });

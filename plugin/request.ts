@@ -4,7 +4,7 @@
  */
 import { annotations, labels } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
-import { CLOCK_SKEW_MS } from "../api/meta.ts";
+import { farAhead } from "../api/meta.ts";
 import { replicaCount } from "../api/text.ts";
 import type { Action } from "./args.ts";
 import { describeTarget } from "./workload-ref.ts";
@@ -26,6 +26,11 @@ export interface RequestPlan {
 }
 
 const requestAnnotation = { pause: annotations.pauseRequested, resume: annotations.resumeRequested } as const;
+
+/** The annotation of the request other than `action`. */
+function otherAnnotation(action: Action): string {
+  return requestAnnotation[action === "pause" ? "resume" : "pause"];
+}
 
 /**
  * When a request is stamped: the local clock, unless the API server's (its `Date` answer header, which the
@@ -52,14 +57,9 @@ function stampNow(serverMs: number, localNowMs: number): number {
   return farAhead(localNowMs, serverMs) ? serverMs : Math.max(localNowMs, serverMs);
 }
 
-/** Further ahead of `nowMs` than clocks may drift: a stamp the webhook would refuse and the controller ignore. */
-function farAhead(stampMs: number, nowMs: number): boolean {
-  return stampMs > nowMs + CLOCK_SKEW_MS;
-}
-
 /** The stamp of the request other than `action` on the ManagedWorkload, or null. */
 export function otherRequestMs(action: Action, mw: ManagedWorkload): number | null {
-  const other = mw.metadata.annotations?.[requestAnnotation[action === "pause" ? "resume" : "pause"]];
+  const other = mw.metadata.annotations?.[otherAnnotation(action)];
   const ms = Date.parse(other ?? "");
   return Number.isNaN(ms) ? null : ms;
 }
@@ -77,7 +77,7 @@ export function planRequest(
     return { patch: { metadata: { annotations: { [requestAnnotation[action]]: at } } }, message };
   }
   // An other request stamped far ahead would win over this one until its time came: it goes.
-  const otherKey = requestAnnotation[action === "pause" ? "resume" : "pause"];
+  const otherKey = otherAnnotation(action);
   return {
     patch: { metadata: { annotations: { [requestAnnotation[action]]: at, [otherKey]: null } } },
     message: `${message} (removed ${otherKey}=${new Date(other).toISOString()}, stamped by a clock far ahead)`,

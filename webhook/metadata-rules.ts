@@ -1,5 +1,5 @@
 import { annotations, group, labels } from "../api/keys.ts";
-import { CLOCK_SKEW_MS } from "../api/meta.ts";
+import { CLOCK_SKEW_MS, farAhead } from "../api/meta.ts";
 
 /**
  * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
@@ -15,6 +15,7 @@ interface Rule {
 
 const prefix = `${group}/`;
 
+/** A time something happened or was asked for (every annotation that takes a time): never one far ahead. */
 const rfc3339: Rule = {
   valid: isRfc3339,
   expected: "an RFC 3339 time",
@@ -50,14 +51,6 @@ const annotationRules: Record<string, Rule> = {
   [annotations.cpuMode]: rightsizingMode,
   [annotations.memoryMode]: rightsizingMode,
 };
-
-/** Annotations that stamp a time something happened (or was asked for): never one far ahead of the cluster. */
-const stamps: readonly string[] = [
-  annotations.lastRequest,
-  annotations.activity,
-  annotations.pauseRequested,
-  annotations.resumeRequested,
-];
 
 export const knownAnnotations: readonly string[] = Object.values(annotations);
 
@@ -186,7 +179,11 @@ export function annotationProblem(
     const there = where === "workload" ? "the workload (Deployment or StatefulSet)" : "a ManagedWorkload";
     return `annotation ${key} does nothing on a ${on}: Napwake reads it on ${there}. Fix: ${elsewhereFix[where](key)}.`;
   }
-  if (rule.valid(value)) return nowMs === undefined ? undefined : stampAhead(key, value, nowMs);
+  if (!rule.valid(value)) return invalid(key, value, rule);
+  return nowMs === undefined || rule !== rfc3339 ? undefined : stampAhead(key, value, nowMs);
+}
+
+function invalid(key: string, value: string, rule: Rule): string {
   return (
     `annotation ${key}=${JSON.stringify(value)} is invalid: it must be ${rule.expected}. ` +
     `Fix: set it to a value like "${rule.example}", or remove it.`
@@ -198,8 +195,7 @@ export function annotationProblem(
  * comes near, then act on it as now, so the writer (a doorman, a hook, a laptop) hears of its clock at once.
  */
 function stampAhead(key: string, value: string, nowMs: number): string | undefined {
-  const aheadMs = Date.parse(value) - nowMs;
-  if (!stamps.includes(key) || !(aheadMs > CLOCK_SKEW_MS)) return undefined;
+  if (!farAhead(Date.parse(value), nowMs)) return undefined;
   const now = new Date(Math.floor(nowMs / 1_000) * 1_000).toISOString().replace(".000Z", "Z");
   return (
     `annotation ${key}=${JSON.stringify(value)} is more than ${CLOCK_SKEW_MS / 60_000} minutes ahead of the ` +

@@ -18,6 +18,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { kedaPausedReplicas } from "../../api/keys.ts";
 import type { AutoscalerKind } from "../../api/managedworkload.ts";
+import { replicaCount } from "../../api/text.ts";
 import type { ManagedFieldsEntry } from "./gitops.ts";
 import type { Write } from "./observation.ts";
 
@@ -147,7 +148,7 @@ export function decideScaledObjectHold(
     }
     return {
       action: "none",
-      reason: `${name} is held at ${value} ${value === "1" ? "replica" : "replicas"} by someone else (${kedaPausedReplicas}); Napwake leaves it`,
+      reason: `${name} is held at ${replicaCount(value)} by someone else (${kedaPausedReplicas}); Napwake leaves it`,
     };
   }
   if (ours && value !== undefined) {
@@ -183,7 +184,7 @@ export function scaledObjectHeldElsewhere(scaledObjects: readonly ScaledObject[]
     const value = so.metadata?.annotations?.[kedaPausedReplicas];
     if (value === undefined || value === "0") continue;
     return (
-      `ScaledObject ${so.metadata?.name ?? ""} is held at ${value} ${value === "1" ? "replica" : "replicas"} (${kedaPausedReplicas}) by someone ` +
+      `ScaledObject ${so.metadata?.name ?? ""} is held at ${replicaCount(value)} (${kedaPausedReplicas}) by someone ` +
       "else; pausing would fight KEDA"
     );
   }

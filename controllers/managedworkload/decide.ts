@@ -29,7 +29,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { CLOCK_SKEW_MS, timeOf } from "../../api/meta.ts";
+import { farAhead, timeOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
 import { decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
@@ -500,13 +500,13 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // A pause the forecast vetoes may be blocked anyway: that reason is the one to show, and the awake budget does
   // not charge the forecast for the time. A pre-woken workload still starting keeps its PreWake reason (below).
   const vetoed = clock.action !== "pause" && clock.byForecast === "veto";
-  const blockable = clock.action === "pause" || (vetoed && !startingUpAfterPrewake(obs, status));
-  const blocked = blockable ? blockedPause(obs, next, manual) : null;
+  const vetoedAfterStartUp = vetoed && !startingUpAfterPrewake(obs, status);
+  const blocked = clock.action === "pause" || vetoedAfterStartUp ? blockedPause(obs, next, manual) : null;
   if (blocked) return blocked;
   if (clock.action !== "pause") {
     // A vetoed pause says so where people look: the Paused condition. A pre-woken workload still starting keeps
     // its PreWake reason, which is what marks its CPU as start-up rather than traffic until the lead is over.
-    if (vetoed && !startingUpAfterPrewake(obs, status)) {
+    if (vetoedAfterStartUp) {
       next = notPaused(obs, next, "ForecastVeto", clock.reason);
     }
     const awake = stayAwake(obs, dryRunAwake(obs, next), clock.reason, requeue, awakePhase(obs));
@@ -975,7 +975,7 @@ function conditionTime(
 
 /** A stamp as this clock takes it: up to CLOCK_SKEW_MS ahead counts as now, further ahead as unknown (null). */
 export function observedTime(ms: number | null, nowMs: number): number | null {
-  if (ms === null || ms > nowMs + CLOCK_SKEW_MS) return null;
+  if (ms === null || farAhead(ms, nowMs)) return null;
   return Math.min(ms, nowMs);
 }
 
