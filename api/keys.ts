@@ -91,8 +91,10 @@ export const eventReasons = {
   forecastStateDiscarded: "ForecastStateDiscarded",
   /** The forecast state could not be encoded to be saved: the last one saved stays. */
   forecastStateNotSaved: "ForecastStateNotSaved",
-  /** A new forecast engine learned the workload's activity history from Prometheus (or found none). */
+  /** A new forecast engine learned the workload's activity history from Prometheus. */
   forecastHistoryLearned: "ForecastHistoryLearned",
+  /** Prometheus answered but held no activity history for the workload (new, or never scraped): it learns from now. */
+  forecastHistoryEmpty: "ForecastHistoryEmpty",
   /** The activity history could not be read from Prometheus: the engine learns from now. */
   forecastHistoryUnavailable: "ForecastHistoryUnavailable",
   /** A new recommendation, or one that changed materially (see rightsizing/change.ts). */

@@ -1195,7 +1195,9 @@ describe("a new engine started from activity history", () => {
     const look = book.look("k", mw(), now + minute, window);
     expect(look.prediction?.phase).toBe("learning");
     expect(look.prediction?.state).toBeDefined();
-    expect(look.notices.map((n) => n.note)).toEqual(["no activity history found; learning from now"]);
+    expect(look.notices.map(({ reason, note }) => ({ reason, note }))).toEqual([
+      { reason: "ForecastHistoryEmpty", note: "no activity history found; learning from now" },
+    ]);
   });
 
   it("warns at once when the history cannot be read and would fail again, and ignores a late answer", () => {

@@ -339,7 +339,7 @@ export class ForecastBook {
       this.#notify(
         entry,
         "Normal",
-        eventReasons.forecastHistoryLearned,
+        eventReasons.forecastHistoryEmpty,
         "no activity history found; learning from now",
       );
       return;
