@@ -372,9 +372,11 @@ export function sampleReusable(
   return previous.atMs <= nowMs && nowMs - previous.atMs < intervalMs / 2;
 }
 
-/** What woke a workload, for the wakes metric: the forecast, or the source of its last activity. */
-function wakeSource(status: ManagedWorkloadStatus): string {
-  if (findCondition(status.conditions, conditionTypes.paused)?.reason === "PreWake") return "forecast";
+/** What woke a workload, for the wakes metric: the forecast, dry-run, or the source of its last activity. */
+export function wakeSource(status: ManagedWorkloadStatus): string {
+  const reason = findCondition(status.conditions, conditionTypes.paused)?.reason;
+  if (reason === "PreWake") return "forecast";
+  if (reason === "DryRun") return "dry-run";
   return status.lastActivity?.source ?? "unknown";
 }
 

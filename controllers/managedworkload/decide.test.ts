@@ -670,6 +670,18 @@ describe("decide: CPU while a pre-woken workload starts", () => {
       counted: false,
     },
     {
+      name: "is its start-up, not traffic, after a wake for dry-run",
+      status: wokenMinutesAgo(1, "DryRun"),
+      spec: { dryRun: true },
+      counted: false,
+    },
+    {
+      name: "is traffic once the lead after a wake for dry-run has passed",
+      status: wokenMinutesAgo(11, "DryRun"),
+      spec: { dryRun: true },
+      counted: true,
+    },
+    {
       name: "is traffic once the lead after a sync loop's wake has passed",
       status: undoneMinutesAgo(11, "UndoneByGitOps"),
       spec: {},
@@ -697,6 +709,19 @@ describe("decide: CPU while a pre-woken workload starts", () => {
       observe({ mw: mw({}, wokenMinutesAgo(1, "PreWake")), activity: busy(t0), forecast: advice }),
     );
     expect(d.status.lastActivity?.time === iso(t0)).toBe(counted);
+  });
+
+  it("learns no activity from the start-up of a paused workload put in dry-run", () => {
+    const woke = decide(
+      observe({
+        mw: mw({ dryRun: true }, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+      }),
+    );
+    expect(pausedCondition(woke)).toMatchObject({ status: "False", reason: "DryRun" });
+    const later = t0 + 2 * min;
+    const d = decide(observe({ nowMs: later, mw: mw({ dryRun: true }, woke.status), activity: busy(later) }));
+    expect(d.status.lastActivity?.time).not.toBe(iso(later));
   });
 
   it("stays start-up through a lead longer than the idle window, where the forecast vetoes the pause", () => {

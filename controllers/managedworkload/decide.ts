@@ -31,7 +31,7 @@ import {
 } from "../../api/managedworkload.ts";
 import { farAhead, timeOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
-import { decideClock } from "./activity-clock.ts";
+import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
@@ -397,7 +397,7 @@ function whilePaused(
         // A pause request made while paused is used up by this wake (a stamp from a clock ahead is later).
         ...handledPauseRequest(obs, pauseRequested),
       },
-      wake.byForecast === "prewake" ? "PreWake" : "Resumed",
+      wakeReason(obs, wake.byForecast),
       note,
     );
     return {
@@ -728,8 +728,11 @@ function latestActivity(
   if (sample) {
     const busy =
       sample.cpuCores !== null && target.replicas > 0 && sample.cpuCores >= cpuThresholdCores(obs.mw);
-    if (busy && !startingUpAfterPrewake(obs, status) && !startingUpAfterUndo(obs, status))
-      add(sample.atMs, "cpu");
+    const startUp =
+      startingUpAfterPrewake(obs, status) ||
+      startingUpAfterUndo(obs, status) ||
+      startingUpForDryRun(status, obs);
+    if (busy && !startUp) add(sample.atMs, "cpu");
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
   return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
@@ -758,6 +761,15 @@ function startingUpAfterPrewake(obs: Observation, status: ManagedWorkloadStatus)
  */
 function startingUpAfterUndo(obs: Observation, status: ManagedWorkloadStatus): boolean {
   return startingUp(obs, timeOf(status.pausesUndone?.lastAt));
+}
+
+/**
+ * A paused workload put in dry-run is woken for nothing but the dry run: its start-up CPU is not traffic, and
+ * learned as activity it would teach the forecast an hour that nobody used.
+ */
+function startingUpForDryRun(status: ManagedWorkloadStatus, obs: Observation): boolean {
+  if (!pausedFor(status, "False", WOKEN_FOR_DRY_RUN)) return false;
+  return startingUp(obs, conditionTime(status, conditionTypes.paused, "False"));
 }
 
 /** Within the pre-wake lead (the time a workload is given to start) after `wokenAtMs`, and before `untilMs`. */
@@ -916,10 +928,25 @@ export const PAUSE_BLOCKED_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Reasons a wake gives the Paused condition. */
-const WAKE_REASONS: ReadonlySet<string> = new Set(["PreWake", "Resumed", "ScaledOutside", "UndoneByGitOps"]);
+const WAKE_REASONS: ReadonlySet<string> = new Set([
+  "PreWake",
+  "Resumed",
+  "DryRun",
+  "ScaledOutside",
+  "UndoneByGitOps",
+]);
 
 /** The reason a pre-wake gives the Paused condition. */
 const PRE_WOKEN: ReadonlySet<string> = new Set(["PreWake"]);
+
+/** The reason a wake because dry-run was turned on gives the Paused condition. */
+const WOKEN_FOR_DRY_RUN: ReadonlySet<string> = new Set(["DryRun"]);
+
+/** The Paused condition's reason for a wake: the forecast's, dry-run's, or activity's (or a resume request's). */
+function wakeReason(obs: Observation, byForecast: ClockOutcome["byForecast"]): string {
+  if (inDryRun(obs)) return "DryRun";
+  return byForecast === "prewake" ? "PreWake" : "Resumed";
+}
 
 /** The reason a pause by hand gives the Paused condition. */
 export const PAUSED_BY_HAND: ReadonlySet<string> = new Set(["Requested"]);
