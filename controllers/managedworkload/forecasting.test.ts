@@ -1184,6 +1184,17 @@ describe("a new engine started from activity history", () => {
     ).toEqual(off.notices);
   });
 
+  it("still reads the history of a new engine turned off and on again before its notices went out", () => {
+    const book = historyBook();
+    const corrupt = { phase: "active-daily", confidence: 0.9, state: "{not json" };
+    book.look("k", mw({}, corrupt), now, window);
+    book.look("k", mw({ forecast: { enabled: false } }, corrupt), now + minute, window);
+    book.look("k", mw({}, corrupt), now + 2 * minute, window);
+    expect(book.wantsHistory("k", now + 2 * minute)).toBe(true);
+    book.learnHistory("k", mw({}, corrupt), history);
+    expect(book.look("k", mw({}, corrupt), now + 3 * minute, window).prediction?.phase).toMatch(/^active/);
+  });
+
   it("says so and learns from now when the history holds nothing known", () => {
     const book = historyBook();
     book.look("k", mw(), now, window);

@@ -105,6 +105,11 @@ type Entry = {
    * until it is settled (learned, or unavailable for good), so an operator restarted meanwhile reads it again.
    */
   history: "wanted" | "settled";
+  /**
+   * Turned off by the spec while its notices wait to be sent: it learns and reads nothing, and keeps wanting its
+   * history, for when it is turned on again before it is forgotten.
+   */
+  off: boolean;
   /** Reads of the history that failed, and when the next may start (a retryable failure). */
   historyFailures: number;
   historyRetryAtMs: number;
@@ -203,7 +208,7 @@ export class ForecastBook {
       const found = this.#entries.get(key);
       const kept = found?.uid === mw.metadata.uid ? found : undefined;
       if (kept?.unsent.length) {
-        kept.history = "settled";
+        kept.off = true;
         kept.pausedAtLook = false;
         kept.openWatched = false;
         kept.lastLook = null;
@@ -214,6 +219,7 @@ export class ForecastBook {
     const known = this.#entries.get(key);
     const entry = known && known.uid === mw.metadata.uid ? known : this.#restore(mw, nowMs, config);
     this.#entries.set(key, entry);
+    entry.off = false;
     if (!this.#historyAsked(mw)) entry.history = "settled";
     const nowSlot = slotOf(nowMs);
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
@@ -314,7 +320,7 @@ export class ForecastBook {
    */
   wantsHistory(key: string, nowMs: number): boolean {
     const entry = this.#entries.get(key);
-    return entry?.history === "wanted" && nowMs >= entry.historyRetryAtMs;
+    return entry?.history === "wanted" && !entry.off && nowMs >= entry.historyRetryAtMs;
   }
 
   /** Slots of history a new engine learns at once: the window its engine keeps for refits. */
@@ -331,7 +337,7 @@ export class ForecastBook {
    */
   learnHistory(key: string, mw: ManagedWorkload, points: readonly GridPoint[]): void {
     const entry = this.#entries.get(key);
-    if (entry?.history !== "wanted" || entry.uid !== mw.metadata.uid) return;
+    if (!this.#readsHistory(entry, mw)) return;
     const before = points.filter((point) => point.slot < entry.openSlot);
     const known = before.filter((point) => point.value !== null);
     if (known.length === 0) {
@@ -378,7 +384,7 @@ export class ForecastBook {
     { retryable, nowMs }: { retryable: boolean; nowMs: number },
   ): void {
     const entry = this.#entries.get(key);
-    if (entry?.history !== "wanted" || entry.uid !== mw.metadata.uid) return;
+    if (!this.#readsHistory(entry, mw)) return;
     entry.historyFailures += 1;
     if (retryable && entry.historyFailures < HISTORY_ATTEMPTS) {
       entry.historyRetryAtMs = nowMs + HISTORY_RETRY_MS * 2 ** (entry.historyFailures - 1);
@@ -392,6 +398,11 @@ export class ForecastBook {
       eventReasons.forecastHistoryUnavailable,
       `could not read the activity history${reads} (${why}); learning from now`,
     );
+  }
+
+  /** Whether `entry` is the engine of `mw` and waits for its history, forecasting on. */
+  #readsHistory(entry: Entry | undefined, mw: ManagedWorkload): entry is Entry {
+    return entry?.history === "wanted" && !entry.off && entry.uid === mw.metadata.uid;
   }
 
   /** Whether a new engine of this ManagedWorkload starts from its activity history. */
@@ -467,6 +478,7 @@ export class ForecastBook {
       lastLook: null,
       uid: mw.metadata.uid,
       history: this.#historyAsked(mw) ? "wanted" : "settled",
+      off: false,
       historyFailures: 0,
       historyRetryAtMs: Number.NEGATIVE_INFINITY,
       suspendedSinceMs: null,
@@ -510,6 +522,7 @@ export class ForecastBook {
       saveDueAtMs: savedAtMs + hourMs,
       state: saved,
       history: "settled",
+      off: false,
       // A suspension status shows was announced: a restart does not announce it again.
       suspendedSinceMs,
       // Status cannot tell whether it was announced: its end is, rather than a suspension left without one.
