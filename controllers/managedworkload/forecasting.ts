@@ -225,6 +225,7 @@ export class ForecastBook {
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
     const trustedWindowMs = trustedIdleWindowMs(mw, idleWindowMs);
     const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
+    const phaseBefore = entry.engine.phase;
     if (nowSlot > entry.openSlot) {
       const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
       // The silence that suspends advice is judged at the fixed chance, not the budget's (decision 5).
@@ -253,9 +254,11 @@ export class ForecastBook {
     const suspensionFlipped = this.#followSuspension(entry, decision, nowMs, byHand);
     // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
     // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
-    // goes back to the last one shown, up to an hour of steering. A suspension that starts or ends is saved with
-    // the status that shows it (no extra write): restored from the state before, a restart would undo it.
-    const saveDue = entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs || suspensionFlipped;
+    // goes back to the last one shown, up to an hour of steering. A phase change, and a suspension that starts or
+    // ends, is saved with the status that shows it (no extra write): restored from the state before, a restart
+    // would undo it and announce it again.
+    const flipped = suspensionFlipped || entry.engine.phase !== phaseBefore;
+    const saveDue = entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs || flipped;
     if (entry.history === "settled" && saveDue) {
       const encoded = encodeEngine(entry.engine);
       if (encoded.ok) {
@@ -638,7 +641,8 @@ function spentSince(
   if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS) return none;
   const reference = knownActivityMs ?? clockStartMs(mw);
   if (reference === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
-  if (pauseBlocked(mw.status)) return none;
+  // A pause by hand: the idle window alone would have paused at the request too, so the forecast saved nothing.
+  if (pauseBlocked(mw.status) || pausedFor(mw.status, "True", PAUSED_BY_HAND)) return none;
   // A sync loop's wake (it set a pause back) starts the idle window as activity would: it is not the forecast's.
   const undoneAtMs = timeOf(mw.status?.pausesUndone?.lastAt);
   return {
