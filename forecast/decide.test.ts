@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
 import { clockAdvice, decide, trustedIdleWindow } from "./decide.ts";
-import { createEngine, type ForecastEngine, observeAll } from "./engine.ts";
+import { confidence, createEngine, type ForecastEngine, observeAll } from "./engine.ts";
 import { forecastMean, forecastProbability, forecastSlots, patternMean } from "./forecast.ts";
 import { DAY_SLOTS, type GridPoint, slotStartMs } from "./grid.ts";
 import { officeSeries } from "./testing.ts";
@@ -11,6 +11,27 @@ const MINUTE = 60_000;
 const trained = observeAll(createEngine(config), officeSeries(21, 11), config).engine;
 /** Day 21 is a Monday: office hours start at slot 32 (08:00). */
 const mondaySlot = (daySlot: number) => (trained.nextSlot ?? 0) + daySlot;
+
+describe("the confidence a decision names", () => {
+  it("is rounded down, so a forecast kept in shadow just under the bar to trust it does not show the bar", () => {
+    // A record a hair worse than seasonal-naive's, intervals holding: confidence just under activateAt.
+    const floor = 0.0025;
+    const engine: ForecastEngine = {
+      ...trained,
+      phase: "shadow",
+      accuracy: {
+        modelSquaredError: 1.0008 ** 2 - floor,
+        naiveSquaredError: 1 - floor,
+        coverage: 0.95,
+        scored: 500,
+      },
+    };
+    expect(confidence(engine)).toBeLessThan(config.activateAt);
+    expect(confidence(engine)).toBeGreaterThan(config.activateAt - 0.005);
+    const decision = decide(engine, { nowMs: slotStartMs(mondaySlot(0)), idleWindowMs: 30 * MINUTE }, config);
+    expect(decision.actionableReason.message).toBe("forecast recorded, not acted on (confidence 0.49)");
+  });
+});
 
 describe("forecast decisions", () => {
   it("forecasts the working day with intervals that widen with the horizon", () => {

@@ -4,7 +4,14 @@
 
 import type { ForecastConfig } from "./config.ts";
 import { formatDuration } from "./duration.ts";
-import { confidence, type ForecastEngine, isActive, type Phase, type Reason } from "./engine.ts";
+import {
+  confidence,
+  type ForecastEngine,
+  isActive,
+  type Phase,
+  type Reason,
+  shownConfidence,
+} from "./engine.ts";
 import { patternMean } from "./forecast.ts";
 import { SLOT_MS, slotOf, slotStartMs } from "./grid.ts";
 import { activityProbability, isActivityExpected } from "./probability.ts";
@@ -166,10 +173,10 @@ function quietReason(idleWindowMs: number): Reason<VetoCode> {
 }
 
 function actionableReasonOf(phase: Phase, score: number): Reason<ActionableCode> {
-  if (isActive(phase))
-    return { code: "active", message: `forecast trusted (confidence ${score.toFixed(2)})` };
+  const shown = shownConfidence(score).toFixed(2);
+  if (isActive(phase)) return { code: "active", message: `forecast trusted (confidence ${shown})` };
   if (phase === "shadow") {
-    return { code: "shadow", message: `forecast recorded, not acted on (confidence ${score.toFixed(2)})` };
+    return { code: "shadow", message: `forecast recorded, not acted on (confidence ${shown})` };
   }
   return { code: "learning", message: "too little history: the activity clock decides alone" };
 }

@@ -11,7 +11,9 @@ import {
   observeAll,
   type PhaseChangeEvent,
 } from "./engine.ts";
+import { patternMean } from "./forecast.ts";
 import { DAY_SLOTS, type GridPoint } from "./grid.ts";
+import { OCCUPANCY } from "./probability.ts";
 import { MONDAY_SLOT, officeSeries } from "./testing.ts";
 
 const config = forecastConfig();
@@ -280,6 +282,16 @@ describe("anomalies", () => {
     it("does not flag activity where the forecast gave it a fair chance", () => {
       const { events } = observe(learned, { slot: monday + 32, value: 1 }, config);
       expect(events.filter((e) => e.kind === "anomaly")).toEqual([]);
+    });
+    it("flags a count in it as a count, and learns it clipped, so one burst does not make every hour busy", () => {
+      expect(learned.burstSize).toBe(OCCUPANCY);
+      const night = monday + DAY_SLOTS + 4; // 01:00 the next night
+      const { engine, events } = observe(learned, { slot: monday + 40, value: 100 }, config);
+      const anomaly = events.find((e) => e.kind === "anomaly");
+      expect(anomaly).toMatchObject({ observed: 100, direction: "above" });
+      expect(anomaly?.kind === "anomaly" && anomaly.learned).toBeGreaterThanOrEqual(1);
+      expect(anomaly?.kind === "anomaly" && anomaly.learned).toBeLessThan(3);
+      expect(patternMean(engine, night, config) ?? Number.NaN).toBeLessThan(0.1);
     });
   });
 

@@ -342,18 +342,21 @@ function scoreAndClip(
   }
 
   let learned = value;
-  const isAnomaly = isAnomalous(value, expected, sigma, draft.burstSize, config);
+  // A series calibrated as 0/1 can still bring a count (its first burst of requests): that is judged and clipped
+  // as a count, or one burst would teach every hour of the day to expect activity until the next refit.
+  const zeroOne = draft.burstSize === OCCUPANCY && value <= 1;
+  const isAnomaly = isAnomalous(value, expected, sigma, zeroOne, config);
   if (isAnomaly) {
     const direction = error > 0 ? "above" : "below";
     const run = direction === "above" ? Math.max(0, draft.anomalyRun) + 1 : Math.min(0, draft.anomalyRun) - 1;
     draft.anomalyRun = run;
     const patternChanged = Math.abs(run) >= config.anomalyRunToAccept;
     const reach = config.anomalyClipZ * sigma;
-    // A 0/1 sample is bounded already, and clipping it slowed learning changed hours (decision 4).
+    // A 0/1 sample is bounded already, and clipping it slowed learning changed hours (decision 4). A count in a
+    // 0/1 series is still activity: it is learned as 1 at least.
+    const ceiling = draft.burstSize === OCCUPANCY ? Math.max(1, expected + reach) : expected + reach;
     learned =
-      patternChanged || draft.burstSize === OCCUPANCY
-        ? value
-        : Math.max(0, Math.min(expected + reach, Math.max(expected - reach, value)));
+      patternChanged || zeroOne ? value : Math.max(0, Math.min(ceiling, Math.max(expected - reach, value)));
     events.push({
       kind: "anomaly",
       atMs: slotStartMs(slot),
@@ -379,17 +382,18 @@ function scoreAndClip(
 
 /**
  * A sample far outside what the forecast allowed: for counts, further than anomalyZ standard deviations (and
- * anomalyMinAbs) from it; for a 0/1 series, whose values never lie that far from a forecast (the deviation has a
- * floor of minSigma), activity where its chance was below anomalyChance, or none where it was above 1 minus that.
+ * anomalyMinAbs) from it; for a 0/1 sample of a 0/1 series, whose values never lie that far from a forecast (the
+ * deviation has a floor of minSigma), activity where its chance was below anomalyChance, or none where it was
+ * above 1 minus that.
  */
 function isAnomalous(
   value: number,
   expected: number,
   sigma: number,
-  burstSize: number,
+  zeroOne: boolean,
   config: ForecastConfig,
 ): boolean {
-  if (burstSize === OCCUPANCY) {
+  if (zeroOne) {
     const chance = activityProbability(expected, OCCUPANCY);
     return value > 0 ? chance < config.anomalyChance : chance > 1 - config.anomalyChance;
   }
@@ -465,9 +469,16 @@ function historyMessage(span: number): string {
 }
 
 export function confidenceMessage(score: number, comparison: string, threshold: number): string {
-  // Rounded down, so the figure shown keeps to the comparison: 0.449 is "0.44 < 0.45", not "0.45 < 0.45".
-  const shown = (Math.floor(score * 100 + 1e-9) / 100).toFixed(2);
+  const shown = shownConfidence(score).toFixed(2);
   return `confidence ${shown} ${comparison} ${threshold} (one-step error vs seasonal-naive and interval coverage)`;
+}
+
+/**
+ * A confidence to two decimals, rounded down so the figure shown keeps to the thresholds it is compared with:
+ * 0.449 is "0.44 < 0.45", not "0.45 < 0.45", and a forecast still in shadow at 0.4996 does not show 0.50.
+ */
+export function shownConfidence(score: number): number {
+  return Math.floor(score * 100 + 1e-9) / 100;
 }
 
 function setPhase(draft: ForecastEngine, to: Phase, reason: Reason<PhaseReasonCode>, events: EngineEvent[]) {

@@ -41,6 +41,7 @@ export {
   type RefitEvent,
   refitEngine,
   seasonalNaive,
+  shownConfidence,
 } from "./engine.ts";
 export { type FitResult, fitWindow } from "./fit.ts";
 export {

@@ -44,6 +44,7 @@ import {
   idleWindowAwakeMs,
   isActive,
   observeAll,
+  shownConfidence,
   slotOf,
   slotStartMs,
   spendBudget,
@@ -280,7 +281,7 @@ export class ForecastBook {
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
-      confidence: Math.round(decision.confidence * 100) / 100,
+      confidence: shownConfidence(decision.confidence),
       ...(budgeted ? { activityThreshold: entry.shownThreshold } : {}),
       ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
       // A pre-wake the forecast may not act on (shadow, advice suspended) will not come: not shown.
