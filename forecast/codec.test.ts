@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { decodeEngine, encodeEngine, MAX_STATE_BYTES } from "./codec.ts";
 import { forecastConfig } from "./config.ts";
-import { createEngine, observeAll } from "./engine.ts";
-import { forecastSlots } from "./forecast.ts";
+import { createEngine, historyAt, observeAll, refitEngine } from "./engine.ts";
+import { forecastSlots, patternMean } from "./forecast.ts";
+import { DAY_SLOTS } from "./grid.ts";
 import { MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
 import { NO_SILENCE } from "./silence.ts";
 import { MONDAY_SLOT, officeSeries } from "./testing.ts";
@@ -126,6 +127,37 @@ describe("engine state serialisation", () => {
       lastKnownSlot: 101 - 14 * 96 - 1,
       lastActiveSlot: null,
     });
+  });
+
+  it("reads a version 1 history as stored, linearly", () => {
+    const wire = JSON.parse(encoded()) as Record<string, unknown>;
+    const history = Buffer.alloc(14 * 96 * 2, 0xff);
+    history.writeUInt16LE(65534, history.length - 2);
+    Object.assign(wire, { v: 1, hs: 3 / 65534, h: history.toString("base64") });
+    const decoded = decodeEngine(JSON.stringify(wire), config);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    expect(historyAt(decoded.value, (trained.nextSlot ?? 0) - 1)).toBeCloseTo(3, 9);
+  });
+
+  it("keeps small counts next to one large count, so the restored engine refits to the same pattern", () => {
+    // One request at 09:00 each day for ten days; on the second day a load test of 200,000 requests at 14:00.
+    const nine = 36;
+    const points = Array.from({ length: 10 * DAY_SLOTS }, (_, i) => ({
+      slot: MONDAY_SLOT + i,
+      value: i === DAY_SLOTS + 56 ? 200_000 : i % DAY_SLOTS === nine ? 1 : 0,
+    }));
+    const live = observeAll(createEngine(config), points, config).engine;
+    const text = encodeEngine(live);
+    if (!text.ok) throw new Error(text.error.message);
+    const back = decodeEngine(text.value, config);
+    if (!back.ok) throw new Error(back.error.message);
+    const lastNine = MONDAY_SLOT + 9 * DAY_SLOTS + nine;
+    expect(historyAt(back.value, lastNine)).toBeCloseTo(1, 1);
+    const tomorrowNine = lastNine + DAY_SLOTS;
+    const fromLive = patternMean(refitEngine(live, config), tomorrowNine, config) ?? Number.NaN;
+    const fromRestored = patternMean(refitEngine(back.value, config), tomorrowNine, config) ?? Number.NaN;
+    expect(fromLive).toBeGreaterThan(0.9);
+    expect(fromRestored).toBeCloseTo(fromLive, 1);
   });
 
   it.each([

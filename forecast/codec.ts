@@ -11,15 +11,19 @@ import { MAX_BURST_SIZE, MIN_BURST_SIZE, OCCUPANCY } from "./probability.ts";
 import { err, ok, type Result } from "./result.ts";
 import { NO_SILENCE, type Silence } from "./silence.ts";
 
-export const STATE_VERSION = 1;
+export const STATE_VERSION = 2;
 export const MAX_STATE_BYTES = 8 * 1024;
 
 export type StateErrorCode = "oversized" | "malformed" | "unsupported-version" | "invalid";
 export type StateError = { code: StateErrorCode; message: string };
 
-/** Wire shape of version 1 (short keys: this is stored on every ManagedWorkload). */
+/**
+ * Wire shape of versions 1 and 2 (short keys: this is stored on every ManagedWorkload). Version 2 stores the
+ * history's square roots, so one large count does not round every small one next to it to 0; an operator that
+ * reads only version 1 discards such a state with an Event rather than misreading it.
+ */
 type WireV1 = {
-  v: 1;
+  v: 1 | 2;
   ph: Phase;
   rc: (typeof PHASE_REASON_CODES)[number];
   rm: string;
@@ -39,7 +43,7 @@ type WireV1 = {
   bs?: number;
   /** model squared error, naive squared error, coverage, scored */
   acc: [number, number, number, number];
-  /** History in time order ending at ns - 1, uint16 scaled by hs; 65535 = gap. */
+  /** History in time order ending at ns - 1 (version 2: its square roots), uint16 scaled by hs; 65535 = gap. */
   h: string;
   hs: number;
   m: WireModelV1 | null;
@@ -67,10 +71,10 @@ const PHASES: readonly Phase[] = ["learning", "shadow", "active-daily", "active-
 
 export function encodeEngine(engine: ForecastEngine): Result<string, StateError> {
   const { model, params } = engine;
-  const history = historyInTimeOrder(engine);
+  const history = historyInTimeOrder(engine).map((value) => Math.sqrt(Math.max(0, value)));
   const historyScale = scaleFor(history, 65534, (v) => v);
   const wire: WireV1 = {
-    v: 1,
+    v: STATE_VERSION,
     ph: engine.phase,
     rc: engine.phaseReason.code,
     rm: engine.phaseReason.message.slice(0, MAX_MESSAGE_CHARS),
@@ -176,8 +180,8 @@ export function decodeEngine(text: string, config: ForecastConfig): Result<Forec
     return err({ code: "malformed", message: `state is not JSON: ${(cause as Error).message}` });
   }
   if (!isRecord(raw)) return err({ code: "malformed", message: "state is not a JSON object" });
-  // One reader per version; a future v2 adds its reader here and keeps this one for older states.
-  if (raw.v === 1) return decodeV1(raw, config);
+  // One reader per version; version 2 differs from 1 only in how the history is stored.
+  if (raw.v === 1 || raw.v === 2) return decodeV1(raw, config);
   return err({ code: "unsupported-version", message: `state version ${String(raw.v)} is not supported` });
 }
 
@@ -196,7 +200,8 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const phase = oneOf(raw.ph, PHASES, "ph");
   const length = historySlots(config);
   const historyScale = nonNegative(raw.hs, "hs");
-  const ordered = decodeUint16(text(raw.h, "h"), length, historyScale, "h");
+  const stored = decodeUint16(text(raw.h, "h"), length, historyScale, "h");
+  const ordered = raw.v === 2 ? stored.map((root) => root * root) : stored;
   const nextSlot = nullableSlot(raw.ns, "ns");
   const history = new Float64Array(length).fill(Number.NaN);
   if (nextSlot !== null) {
