@@ -17,4 +17,18 @@ describe("forecastConfig", () => {
       /from 3 \(half of learningDays/,
     );
   });
+
+  it.each([
+    [0, 0.9],
+    [0.1, 1],
+    [0.6, 0.4],
+    [Number.NaN, 0.9],
+  ])(
+    "refuses awake-budget bounds [%s, %s], from which a steered threshold could not come back",
+    (low, high) => {
+      expect(() => forecastConfig({ activityProbabilityBounds: [low, high] })).toThrow(
+        /activityProbabilityBounds must be two chances strictly between 0 and 1/,
+      );
+    },
+  );
 });

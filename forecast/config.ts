@@ -171,7 +171,7 @@ export const MAX_HISTORY_DAYS = 14;
 /**
  * Defaults overridden by `overrides`; keeps `weeklyAfterDays` within the kept history. A half-life that is
  * not a positive number of days is refused: a zero or NaN one would start the seasons from NaN weights. So
- * is a history longer than `MAX_HISTORY_DAYS`.
+ * is a history longer than `MAX_HISTORY_DAYS`, and bounds for the awake budget's threshold that reach 0 or 1.
  */
 export function forecastConfig(overrides: Partial<ForecastConfig> = {}): ForecastConfig {
   const merged = { ...DEFAULT_FORECAST_CONFIG, ...overrides };
@@ -194,6 +194,13 @@ export function forecastConfig(overrides: Partial<ForecastConfig> = {}): Forecas
         `seasonHalfLivesDays.${season} must be a positive number of days (Infinity for equal weights), got ${days}`,
       );
     }
+  }
+  const [low, high] = merged.activityProbabilityBounds;
+  // Steered on the log-odds scale, a threshold of 0 or 1 could never move back.
+  if (!(low > 0 && low <= high && high < 1)) {
+    throw new RangeError(
+      `activityProbabilityBounds must be two chances strictly between 0 and 1, the lower first, got [${low}, ${high}]`,
+    );
   }
   return { ...merged, weeklyAfterDays: Math.min(merged.weeklyAfterDays, merged.historyDays) };
 }
