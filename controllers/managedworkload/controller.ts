@@ -149,22 +149,26 @@ export async function startManagedWorkloadController(
     const workload = targetOf(mw);
     const target = workload ? targetState(workload, mw.spec.targetRef.kind) : null;
     const activity = await measureIfDue(key, mw, workload, target, nowMs, ctx);
-    const look = lookOrClockAlone(deps, key, () =>
-      deps.forecasts?.look(
-        key,
-        mw,
-        nowMs,
-        parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
-        knownActivity(mw, workload, nowMs),
-        activityKnown(target, activity),
-      ),
-    );
+    const existingOwner = otherOwner(mw, mwCache.list(namespace));
+    // A second ManagedWorkload of a target neither learns nor shows a forecast: the owner's engine is the one.
+    const look = existingOwner
+      ? noForecast(deps, key)
+      : lookOrClockAlone(deps, key, () =>
+          deps.forecasts?.look(
+            key,
+            mw,
+            nowMs,
+            parseDuration(mw.spec.idle?.window ?? specDefaults.idleWindow),
+            knownActivity(mw, workload, nowMs),
+            activityKnown(target, activity),
+          ),
+        );
     const decided = decide({
       nowMs,
       mw,
       target,
       namespace: namespaceMeta(namespaces.cache.get(namespace)),
-      existingOwner: otherOwner(mw, mwCache.list(namespace)),
+      existingOwner,
       autoscalers: target
         ? autoscalersFor(
             target,
@@ -178,8 +182,9 @@ export async function startManagedWorkloadController(
       settings: deps.settings,
       fieldManager: deps.fieldManager,
     });
-    // A target not there yet has no history of its own: read it once the workload exists.
-    if (look && target) requestHistory(key, mw, nowMs);
+    // Read once Napwake manages the workload: a target not there yet has no history of its own, and one let go
+    // (protected, ignored) may never need it; its engine learns live meanwhile, and the read keeps what it learned.
+    if (look && decided.status.phase !== "Unmanaged") requestHistory(key, mw, nowMs);
     const notices = noticeEvents(look);
     const decision = withPrediction(decided, look, [...notices.keys()], nowMs);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
@@ -378,6 +383,13 @@ export function wakeSource(status: ManagedWorkloadStatus): string {
   if (reason === "PreWake") return "forecast";
   if (reason === "DryRun") return "dry-run";
   return status.lastActivity?.source ?? "unknown";
+}
+
+/** No forecast for this ManagedWorkload: its engine is forgotten, and status shows no prediction. */
+function noForecast(deps: Pick<ControllerDeps, "forecasts">, key: string): ForecastLook | undefined {
+  if (!deps.forecasts) return undefined;
+  deps.forecasts.forget(key);
+  return { advice: null, prediction: undefined, notices: [] };
 }
 
 /**

@@ -63,7 +63,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     await loadPrometheusHistory(
       clients.info.harnessUrl,
       containerUsageOpenMetrics(
-        ["learns", "ignores", "later"].map((name) => ({
+        ["learns", "ignores", "later", "shielded"].map((name) => ({
           namespace,
           pod: `${name}-6b7c8d9f5d-wwwww`,
           container: "web",
@@ -101,6 +101,19 @@ describe("a new forecast started from the activity history in Prometheus", () =>
           window: "30m",
           activityQueries: [{ name: "backlog", query: "sum(queue_depth", threshold: 1 }],
         },
+      }),
+    });
+    // shielded: protected, so not managed until the protection is lifted.
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: httpDeployment({ namespace, name: "shielded", replicas: 1, cpu: "5m" }),
+    });
+    await clients.custom.createNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      body: managedWorkload(namespace, "shielded.deployment", "shielded", {
+        protected: true,
+        idle: { window: "30m" },
       }),
     });
     // later: its ManagedWorkload comes before the Deployment.
@@ -172,6 +185,31 @@ describe("a new forecast started from the activity history in Prometheus", () =>
     expect(eventAt).toBeGreaterThanOrEqual(
       new Date(created.metadata?.creationTimestamp ?? Date.now()).getTime(),
     );
+  });
+
+  it("reads a protected workload's history once the protection is lifted, not while it is left alone", async () => {
+    await eventually("the protection reported", async () =>
+      (await mw("shielded")).status?.phase === "Unmanaged" ? true : undefined,
+    );
+    // The others' histories are read by now, and the protected one's would have been too.
+    await eventually("the others' histories read", async () =>
+      (await events("learns")).find((e) => e.reason === "ForecastHistoryLearned"),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const historyEvents = async () =>
+      (await events("shielded")).filter((e) => e.reason?.startsWith("ForecastHistory"));
+    expect(await historyEvents()).toEqual([]);
+    await clients.custom.patchNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      name: "shielded.deployment",
+      body: [{ op: "replace", path: "/spec/protected", value: false }],
+    });
+    const [learned] = await eventually("the history learned", async () => {
+      const found = await historyEvents();
+      return found.length > 0 ? found : undefined;
+    });
+    expect(learned?.reason).toBe("ForecastHistoryLearned");
   });
 
   it("says why when Prometheus refuses a query of the history, and learns from now", async () => {

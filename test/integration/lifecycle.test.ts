@@ -264,16 +264,19 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
         ? true
         : undefined,
     );
+    // The owner's forecast is the target's; the second one keeps none of its own.
+    expect((await readManagedWorkload(clients, ns, "twice.deployment")).status?.prediction).toBeDefined();
+    expect((await second()).status?.prediction).toBeUndefined();
     await clients.custom.deleteNamespacedCustomObject({
       ...managedWorkloadApi,
       namespace: ns,
       name: "twice.deployment",
     });
-    await eventually("the second one manages it", async () =>
-      (await second()).status?.conditions?.find((c) => c.type === "Managed")?.status === "True"
-        ? true
-        : undefined,
-    );
+    await eventually("the second one manages it, with a forecast of its own", async () => {
+      const status = (await second()).status;
+      const managed = status?.conditions?.find((c) => c.type === "Managed")?.status === "True";
+      return managed && status?.prediction ? true : undefined;
+    });
   });
 
   it("never pauses a StatefulSet that deletes its volumes when scaled down, and says how to allow it", {
