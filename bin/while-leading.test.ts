@@ -33,6 +33,28 @@ describe("what a leader runs", () => {
     expect(log).toEqual(["stopped opt-in"]);
   });
 
+  it("stops what already started as soon as leading ends, while a later piece is still starting", async () => {
+    const log: string[] = [];
+    const leading = new AbortController();
+    let finishStarting = () => {};
+    const run = whileLeading(leading.signal, async (started) => {
+      started(piece(log, "opt-in"));
+      started(piece(log, "managed"));
+      // A discovery call to a slow API server before the last piece.
+      await new Promise<void>((resolve) => {
+        finishStarting = resolve;
+      });
+      started(piece(log, "rightsizing"));
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    leading.abort(new LeadershipLostError("the renew deadline passed"));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(log).toEqual(["stopped opt-in", "stopped managed"]);
+    finishStarting();
+    await run;
+    expect(log).toEqual(["stopped opt-in", "stopped managed", "stopped rightsizing"]);
+  });
+
   it("can lead again after a term ended", async () => {
     const log: string[] = [];
     for (const term of [1, 2]) {

@@ -17,21 +17,40 @@ export function drainDeadlineMs(reason: unknown): number | undefined {
 
 /**
  * Runs what a leader runs for as long as `signal` is not aborted. `start` registers each piece with `started`
- * as soon as it runs, so whatever started is stopped when leading ends, also when a later piece fails to
- * start (a replica that cannot start everything must not keep half of it running after losing the lease).
+ * as soon as it runs, so whatever started is stopped when leading ends: at once, also while a later piece is
+ * still starting (a slow API server is when a lease is lost, and what runs may already be another replica's
+ * to run), and also when a later piece fails to start. A piece that registers after leading ended is stopped
+ * as it registers. Returns once everything started has stopped and `start` has settled.
  */
 export async function whileLeading(
   signal: AbortSignal,
   start: (started: (s: Stoppable) => void) => Promise<void>,
 ): Promise<void> {
+  const stops: Promise<void>[] = [];
   const running: Stoppable[] = [];
-  try {
-    await start((s) => running.push(s));
-    if (!signal.aborted) {
-      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-    }
-  } finally {
+  const stopOptions = () => {
     const deadlineMs = drainDeadlineMs(signal.reason);
-    await Promise.all(running.map((s) => s.stop(deadlineMs === undefined ? {} : { deadlineMs })));
+    return deadlineMs === undefined ? {} : { deadlineMs };
+  };
+  const stopRunning = () => {
+    for (const s of running.splice(0)) stops.push(s.stop(stopOptions()));
+  };
+  const ended = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  const starting = start((s) => {
+    running.push(s);
+    if (signal.aborted) stopRunning();
+  });
+  try {
+    await Promise.race([starting, ended]);
+    await ended;
+  } finally {
+    stopRunning();
+    // A start still under way when leading ended: whatever it starts later is stopped as it registers.
+    await Promise.all([...stops, starting.catch(() => undefined)]);
+    stopRunning();
   }
+  await starting;
 }
