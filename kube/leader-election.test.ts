@@ -150,7 +150,12 @@ class FakeLeaseServer {
   hangs = 0;
   #rv = 0;
 
-  client(isDown: () => boolean = () => false, isHung: () => boolean = () => false): LeaseClient {
+  client(
+    isDown: () => boolean = () => false,
+    isHung: () => boolean = () => false,
+    /** Waited on before a replace is applied: an API server slow to write. */
+    slowWrite: () => Promise<void> = async () => {},
+  ): LeaseClient {
     const check = async () => {
       if (isDown()) throw new Error("connection refused");
       if (isHung()) {
@@ -178,6 +183,7 @@ class FakeLeaseServer {
       },
       replaceNamespacedLease: async ({ body }) => {
         await check();
+        await slowWrite();
         if (body.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) {
           throw new ApiException(409, "conflict", {}, {});
         }
@@ -279,6 +285,51 @@ describe("LeaderElector on a fake API server and clock", () => {
     expect(log).toEqual(["0 a started", "20000 a stopped", "26001 b started"]);
     // Each hung request was abandoned after its timeout and tried again, rather than waited on for ever.
     expect(server.hangs).toBeGreaterThan(3);
+  });
+
+  it("a renewal that succeeds after its term's deadline starts no term until the old term's work settled", async () => {
+    const clock = new FakeClock(t0);
+    const server = new FakeLeaseServer();
+    const since = () => clock.now() - t0;
+    // Unreachable from 1 s to 8 s, then slow to write (3 s, within the request timeout).
+    const client = server.client(
+      () => since() >= 1_000 && since() < 8_000,
+      () => false,
+      () =>
+        since() >= 8_000 ? new Promise((resolve) => clock.setTimeout(resolve, 3_000)) : Promise.resolve(),
+    );
+    const log: string[] = [];
+    let terms = 0;
+    const elector = new LeaderElector({
+      client,
+      namespace: "napwake-system",
+      name: "napwake",
+      identity: "a",
+      clock,
+      onStartedLeading: (signal) => {
+        const term = ++terms;
+        log.push(`${since()} term ${term} started`);
+        // Its reconciles take 4 s to settle once aborted.
+        return new Promise<void>((resolve) =>
+          signal.addEventListener("abort", () =>
+            clock.setTimeout(() => {
+              log.push(`${since()} term ${term} settled`);
+              resolve();
+            }, 4_000),
+          ),
+        );
+      },
+      onStoppedLeading: () => log.push(`${since()} stopped`),
+    });
+    elector.start();
+    await clock.advance(20_000);
+    // The last renewal before the outage was sent at 0 s: the deadline ends term 1 at 10 s, while the renewal
+    // sent at 8 s is in flight (it succeeds at 11 s).
+    expect(log.slice(0, 3)).toEqual(["0 term 1 started", "10000 stopped", "14000 term 1 settled"]);
+    expect(log[3]).toMatch(/^\d+ term 2 started$/);
+    const stopped = elector.stop({ release: false });
+    await clock.advance(10_000);
+    await stopped;
   });
 
   it("a leader whose work fails to start releases the lease, and the standby takes over", async () => {

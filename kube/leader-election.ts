@@ -253,6 +253,7 @@ export class LeaderElector {
   async #tryAcquireOrRenew(): Promise<void> {
     const { client, name, namespace, identity } = this.#opts;
     const sentAt = this.#clock.now();
+    const term = this.#leading;
     let lease: V1Lease | undefined;
     try {
       lease = await this.#request(client.readNamespacedLease({ name, namespace }));
@@ -300,6 +301,9 @@ export class LeaderElector {
     this.#written = written;
     this.#observation = { resourceVersion: written.metadata?.resourceVersion ?? "", atMs: sentAt };
     if (this.#stopping.signal.aborted && !this.#leading) return;
+    // The term this renewal was for ended while it was in flight (its deadline passed): a new term starts from a
+    // later attempt, once the old term's work has settled, so two terms never run at once.
+    if (term !== undefined && this.#leading !== term) return;
     this.#renewed(sentAt);
   }
 
