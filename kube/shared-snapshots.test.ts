@@ -21,6 +21,13 @@ describe("shared snapshots", () => {
     expect(await snapshots.get("shop", 1, async () => "metrics")).toBe("metrics");
   });
 
+  it("lets go of a key nobody reads any more (a deleted namespace) once it is old", async () => {
+    const snapshots = new SharedSnapshots<string>(10_000);
+    await snapshots.get("preview-1", 0, async () => "pods");
+    for (let at = 5_000; at <= 3_600_000; at += 5_000) await snapshots.get("shop", at, async () => "pods");
+    expect(snapshots.size).toBe(1);
+  });
+
   it("reads again when the clock went backwards", async () => {
     const snapshots = new SharedSnapshots<number>(10_000);
     let reads = 0;
