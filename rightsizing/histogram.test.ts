@@ -57,6 +57,23 @@ describe("decaying histogram", () => {
   });
 });
 
+describe("a percentile of 1, the peak", () => {
+  // Seven decayed samples: the buckets, summed in bucket order, fall a rounding error short of the total
+  // summed in sample order.
+  const h = emptyHistogram(scheme);
+  for (const [i, v] of [0.1, 0.7, 0.2, 0.4, 0.9, 0.3, 0.1].entries()) {
+    addSample(h, scheme, v, 1, i * 300_000, 86_400_000);
+  }
+  const endOfPeak = bucketStart(scheme, bucketIndex(scheme, 0.9) + 1);
+  it("is the end of the highest bucket with weight, not the histogram's ceiling", () => {
+    expect(percentile(h, scheme, 1)).toBe(endOfPeak);
+  });
+  it("interpolated, lies within that bucket", () => {
+    expect(interpolatedPercentile(h, scheme, 1)).toBeLessThanOrEqual(endOfPeak);
+    expect(interpolatedPercentile(h, scheme, 1)).toBeGreaterThan(0.9);
+  });
+});
+
 describe("interpolated percentile", () => {
   const lone = emptyHistogram(scheme);
   addSample(lone, scheme, 0.5, 1, 0, DAY_MS);

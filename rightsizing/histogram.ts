@@ -72,16 +72,10 @@ function shiftReference(h: DecayingHistogram, atMs: number, halfLifeMs: number):
 
 /** The end of the bucket holding the given fraction of the weight (VPA rounds up to the bucket end); 0 when empty. */
 export function percentile(h: DecayingHistogram, scheme: BucketScheme, fraction: number): number {
-  if (!(h.total > 0)) return 0;
-  const threshold = fraction * h.total;
+  const holding = bucketHolding(h, fraction);
+  if (!holding) return 0;
   const last = h.weights.length - 1;
-  let sum = 0;
-  let index = 0;
-  for (; index < last; index++) {
-    sum += h.weights[index] ?? 0;
-    if (sum >= threshold && (h.weights[index] ?? 0) > 0) break;
-  }
-  return index < last ? bucketStart(scheme, index + 1) : bucketStart(scheme, index);
+  return bucketStart(scheme, Math.min(holding.index + 1, last));
 }
 
 /**
@@ -90,20 +84,36 @@ export function percentile(h: DecayingHistogram, scheme: BucketScheme, fraction:
  * not round up by up to a bucket width (5%), so it is an estimate, not an upper bound.
  */
 export function interpolatedPercentile(h: DecayingHistogram, scheme: BucketScheme, fraction: number): number {
-  if (!(h.total > 0)) return 0;
-  const threshold = fraction * h.total;
+  const holding = bucketHolding(h, fraction);
+  if (!holding) return 0;
   const last = h.weights.length - 1;
+  if (holding.index === last) return bucketStart(scheme, last);
+  const start = bucketStart(scheme, holding.index);
+  const share = Math.min(1, Math.max(0, fraction * h.total - holding.below) / holding.weight);
+  return start + share * (bucketStart(scheme, holding.index + 1) - start);
+}
+
+/**
+ * The non-empty bucket holding the given fraction of the weight, with the weight below it; null when empty.
+ * The buckets are summed in another order than the total was, so they may fall a rounding error short of it
+ * (a fraction of 1, "the peak"): the highest non-empty bucket holds the rest, not the histogram's ceiling.
+ */
+function bucketHolding(
+  h: DecayingHistogram,
+  fraction: number,
+): { index: number; below: number; weight: number } | null {
+  if (!(h.total > 0)) return null;
+  const threshold = fraction * h.total;
   let below = 0;
-  for (let index = 0; index < last; index++) {
+  let highest: { index: number; below: number; weight: number } | null = null;
+  for (let index = 0; index < h.weights.length; index++) {
     const weight = h.weights[index] ?? 0;
-    if (weight > 0 && below + weight >= threshold) {
-      const start = bucketStart(scheme, index);
-      const share = Math.max(0, threshold - below) / weight;
-      return start + share * (bucketStart(scheme, index + 1) - start);
-    }
+    if (!(weight > 0)) continue;
+    if (below + weight >= threshold) return { index, below, weight };
+    highest = { index, below, weight };
     below += weight;
   }
-  return bucketStart(scheme, last);
+  return highest;
 }
 
 export function isEmpty(h: DecayingHistogram): boolean {
