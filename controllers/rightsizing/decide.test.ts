@@ -125,6 +125,28 @@ describe("the rightsizing decision", () => {
     expect(under.status.containers?.[0]?.target?.memoryRequest).toBe("96Mi");
   });
 
+  it("never keeps showing values outside a policy's max lowered since, however small the change", () => {
+    const first = step(undefined, ran(t0, rec(1, 1000))).status;
+    expect(first.containers?.[0]?.target).toEqual({
+      cpuRequest: "1000m",
+      memoryRequest: "1000Mi",
+      memoryLimit: "1200Mi",
+    });
+    // Lowered by less than the 10% that counts as a material change.
+    const capped = (max: string): EffectiveMode => ({
+      ...audit,
+      source: "policy/capped",
+      policy: "capped",
+      settings: { mode: "audit", max },
+    });
+    const d = step(first, ran(t0 + HOUR, rec(1, 1000, "ok", 49)), {
+      modes: modes(capped("950m"), capped("1150Mi")),
+    });
+    const c = d.status.containers?.[0];
+    expect(c?.target).toEqual({ cpuRequest: "950m", memoryRequest: "1000Mi", memoryLimit: "1150Mi" });
+    expect(c?.upperBound).toEqual({ cpuRequest: "950m", memoryRequest: "1150Mi", memoryLimit: "1150Mi" });
+  });
+
   it("announces a request set to zero as none set, not as an infinite change", () => {
     const d = step(undefined, ran(t0, rec(0.2, 300)), { containers: [{ ...app, cpuRequestCores: 0 }] });
     expect(d.events[0]?.note).toContain("cpu request 200m (none set)");

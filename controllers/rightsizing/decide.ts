@@ -26,7 +26,7 @@ import {
   type RecommenderConfig,
 } from "../../rightsizing/index.ts";
 import type { EffectiveMode, ModeResolution } from "../../rightsizing/modes.ts";
-import { type PolicyRanges, quantityWithin, withinPolicyBounds } from "./policy-bounds.ts";
+import { type PolicyRanges, quantityWithin, withinPolicyBounds, withinRanges } from "./policy-bounds.ts";
 
 export type ContainerFacts = { readonly name: string } & ContainerResources;
 
@@ -132,7 +132,11 @@ function containerStatus(
   const wasReady = previous?.state === "ok" && previous.target !== undefined;
   const material =
     !wasReady || isMaterialChange(resourcesOf(previous?.target ?? {}), resourcesOf(proposed), input.config);
-  const replace = !previous?.target || material || previous.state !== rec.status;
+  // A policy's min or max changed since: what was shown may lie outside it, and is never kept there.
+  const outsidePolicy = [previous?.target, previous?.lowerBound, previous?.upperBound].some(
+    (values) => values !== undefined && !withinRanges(resourcesOf(values), rec.ranges),
+  );
+  const replace = !previous?.target || material || outsidePolicy || previous.state !== rec.status;
   const shown = replace
     ? { target: proposed, lowerBound: valuesOf(rec, "lower"), upperBound: valuesOf(rec, "upper") }
     : { target: previous.target, lowerBound: previous.lowerBound, upperBound: previous.upperBound };

@@ -1,6 +1,6 @@
 import { quantityOrUndefined } from "../../kube/quantity.ts";
 import type { ModeResolution } from "../../rightsizing/modes.ts";
-import type { Bounded, Recommendation } from "../../rightsizing/types.ts";
+import type { Bounded, ContainerResources, Recommendation } from "../../rightsizing/types.ts";
 
 /** Reasons a recommendation gives when the governing policy's `min` or `max` moved it. */
 export const policyBoundReasons = { cpu: "cpu-policy-bound", memory: "memory-policy-bound" } as const;
@@ -52,6 +52,17 @@ export function quantityWithin(value: number, range: Range, unit: "cores" | "byt
   const edge = nearest * size > range.max ? Math.floor(range.max / size) : Math.ceil(range.min / size);
   if (inside(edge)) return `${edge}${suffix}`;
   return unit === "cores" ? `${Math.round(value * 1e9)}n` : `${Math.round(value)}`;
+}
+
+/** Whether every value given lies within the ranges: CPU's bound the request, memory's the request and limit. */
+export function withinRanges(resources: ContainerResources, ranges: PolicyRanges): boolean {
+  const inside = (value: number | undefined, range: Range) =>
+    value === undefined || (value >= range.min * (1 - 1e-12) && value <= range.max * (1 + 1e-12));
+  return (
+    inside(resources.cpuRequestCores, ranges.cpu) &&
+    inside(resources.memoryRequestBytes, ranges.memory) &&
+    inside(resources.memoryLimitBytes, ranges.memory)
+  );
 }
 
 function boundsOf(settings: { readonly min?: string; readonly max?: string } | undefined): Range {
