@@ -292,14 +292,21 @@ describe("bounds", () => {
     ["paused", historyOf(samplesOf(EIGHT_DAYS, shapes.paused))],
     ["short", historyOf(samplesOf(2 * HOUR_MS, shapes.steady))],
     ["empty", historyOf([])],
-  ])("orders lower <= target <= upper and limit >= request (%s)", (_name, history) => {
+    // One day at 600 MiB among 400: it sets the request's upper percentile, not the limit's target.
+    [
+      "one high day",
+      historyOf(samplesOf(EIGHT_DAYS, (m) => ({ cpu: 0.2, memMiB: m.day === 4 ? 600 : 400 }), 1, 0)),
+    ],
+  ])("orders lower <= target <= upper and limit >= request, bound for bound (%s)", (_name, history) => {
     const rec = recommendFor(history);
     for (const b of [rec.cpuRequestCores, rec.memoryRequestBytes, rec.memoryLimitBytes]) {
       expect(b.lower).toBeLessThanOrEqual(b.target);
       expect(b.target).toBeLessThanOrEqual(b.upper);
       expect(Number.isFinite(b.upper)).toBe(true);
     }
-    expect(rec.memoryLimitBytes.target).toBeGreaterThanOrEqual(rec.memoryRequestBytes.target);
+    for (const bound of ["lower", "target", "upper"] as const) {
+      expect(rec.memoryLimitBytes[bound]).toBeGreaterThanOrEqual(rec.memoryRequestBytes[bound]);
+    }
     expect(rec.cpuRequestCores.target).toBeGreaterThanOrEqual(0.01);
     expect(rec.memoryRequestBytes.target).toBeGreaterThanOrEqual(12 * MIB);
   });

@@ -108,7 +108,7 @@ function recommendMemory(
     target: Math.max(usageTarget, atLeast),
     upper: Math.max(Math.max(peak(config.memoryUpperPercentile), trendLevel) * margin * widening, atLeast),
   });
-  const limit = recommendLimit(state, config, request.target, trend?.growthBytes ?? 0, widening, reasons);
+  const limit = recommendLimit(state, config, request, trend?.growthBytes ?? 0, widening, reasons);
   return { request, limit };
 }
 
@@ -124,11 +124,12 @@ function limitWindows(state: RecommenderState, config: RecommenderConfig): Memor
 function recommendLimit(
   state: RecommenderState,
   config: RecommenderConfig,
-  requestTarget: number,
+  request: Bounded,
   growthBytes: number,
   widening: number,
   reasons: Set<ReasonCode>,
 ): Bounded {
+  const requestTarget = request.target;
   const windows = limitWindows(state, config);
   const rawMax = Math.max(0, ...windows.map((w) => w.rawPeak));
   const floor = activeOomFloor(state, config);
@@ -142,7 +143,9 @@ function recommendLimit(
   if (spikeWasDiscounted(state, config, requestTarget)) reasons.add(Reason.memoryShortSpikeDiscounted);
 
   const target = Math.max(fromRequest, fromPeak, oomNeed * withMargin);
-  return ordered({ lower: Math.max(requestTarget, rawMax, floor), target, upper: target * widening });
+  // Each bound pairs with the request's: a limit below its request is a pod spec the API server refuses.
+  const lower = Math.max(requestTarget, rawMax, floor);
+  return ordered({ lower, target, upper: Math.max(target * widening, request.upper) });
 }
 
 /** Some recent window reached a raw peak above the request that neither persisted nor recurred. */
