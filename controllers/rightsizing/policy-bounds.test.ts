@@ -8,10 +8,22 @@ const open = { min: 0, max: Number.POSITIVE_INFINITY };
 describe("a recommended value as status shows it", () => {
   it.each([
     {
-      what: "rounds to the nearest whole Mi without bounds",
+      what: "rounds memory up to a whole Mi, never below what was recommended (a minimum, an OOM floor)",
       value: 300.4 * MIB,
       range: open,
+      shown: "301Mi",
+    },
+    {
+      what: "keeps a whole Mi that arithmetic left a rounding error above",
+      value: 300 * MIB * (1 + 1e-13),
+      range: open,
       shown: "300Mi",
+    },
+    {
+      what: "rounds memory up past a decimal minimum the recommender held it at (100M is 96Mi)",
+      value: 1e8,
+      range: open,
+      shown: "96Mi",
     },
     {
       what: "rounds down to stay under a decimal max",

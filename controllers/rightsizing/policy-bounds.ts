@@ -40,14 +40,16 @@ export type Range = { readonly min: number; readonly max: number };
 export type PolicyRanges = { readonly cpu: Range; readonly memory: Range };
 
 /**
- * A value within `range` as the quantity status shows: whole millicores or whole Mi, rounded to the nearest one
- * inside the range (a max of 1G is 953Mi, not the 954Mi nearest to it, which is above it); exact units when no
+ * A value within `range` as the quantity status shows: whole millicores, rounded to the nearest, or whole Mi,
+ * rounded up (rounded down, memory could fall below the recommender's minimum or the usage an OOM kill showed
+ * was needed), but never outside the range (a max of 1G is 953Mi, not the 954Mi above it); exact units when no
  * whole one fits.
  */
 export function quantityWithin(value: number, range: Range, unit: "cores" | "bytes"): string {
   const [size, suffix] = unit === "cores" ? [1e-3, "m"] : [2 ** 20, "Mi"];
   const inside = (n: number) => n * size >= range.min * (1 - 1e-12) && n * size <= range.max * (1 + 1e-12);
-  const nearest = Math.round(value / size);
+  // A value a rounding error above a whole Mi (1000Mi computed as 1000.0000000001) is that Mi.
+  const nearest = unit === "cores" ? Math.round(value / size) : Math.ceil(value / size - 1e-9);
   if (inside(nearest)) return `${nearest}${suffix}`;
   const edge = nearest * size > range.max ? Math.floor(range.max / size) : Math.ceil(range.min / size);
   if (inside(edge)) return `${edge}${suffix}`;
