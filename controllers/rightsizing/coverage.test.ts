@@ -86,7 +86,13 @@ describe("which workloads rightsizing covers", () => {
     const result = coverage(i);
     if (!("covered" in result)) throw new Error(result.notCovered);
     expect(result.covered.containers).toEqual([
-      { name: "app", cpuRequestCores: 2, memoryRequestBytes: 2 * 2 ** 30, memoryLimitBytes: 2 * 2 ** 30 },
+      {
+        name: "app",
+        cpuRequestCores: 2,
+        cpuLimitCores: 2,
+        memoryRequestBytes: 2 * 2 ** 30,
+        memoryLimitBytes: 2 * 2 ** 30,
+      },
     ]);
   });
 });

@@ -93,8 +93,10 @@ function containerFacts(c: V1Container): ContainerFacts {
   const cpu = quantity(c.resources?.requests?.cpu ?? c.resources?.limits?.cpu);
   const memory = quantity(c.resources?.requests?.memory ?? c.resources?.limits?.memory);
   const limit = quantity(c.resources?.limits?.memory);
+  const cpuLimit = quantity(c.resources?.limits?.cpu);
   if (cpu !== undefined) facts.cpuRequestCores = cpu;
   if (memory !== undefined) facts.memoryRequestBytes = memory;
   if (limit !== undefined) facts.memoryLimitBytes = limit;
+  if (cpuLimit !== undefined) facts.cpuLimitCores = cpuLimit;
   return facts;
 }

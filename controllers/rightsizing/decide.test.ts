@@ -147,6 +147,15 @@ describe("the rightsizing decision", () => {
     expect(c?.upperBound).toEqual({ cpuRequest: "950m", memoryRequest: "1150Mi", memoryLimit: "1150Mi" });
   });
 
+  it("says when the CPU request it recommends is above the container's CPU limit, and what to do", () => {
+    const limited = { ...app, cpuRequestCores: 0.2, cpuLimitCores: 0.5 };
+    const d = step(undefined, ran(t0, rec(0.584, 300)), { containers: [limited] });
+    expect(d.status.containers?.[0]?.reasons).toContain("cpu-request-above-limit");
+    expect(d.events[0]?.note).toContain("(above its cpu limit 500m: raise the limit with it, or remove it)");
+    const within = step(undefined, ran(t0, rec(0.4, 300)), { containers: [limited] });
+    expect(within.status.containers?.[0]?.reasons).not.toContain("cpu-request-above-limit");
+  });
+
   it("announces a request set to zero as none set, not as an infinite change", () => {
     const d = step(undefined, ran(t0, rec(0.2, 300)), { containers: [{ ...app, cpuRequestCores: 0 }] });
     expect(d.events[0]?.note).toContain("cpu request 200m (none set)");

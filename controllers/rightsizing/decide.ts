@@ -28,7 +28,11 @@ import {
 import type { EffectiveMode, ModeResolution } from "../../rightsizing/modes.ts";
 import { type PolicyRanges, quantityWithin, withinPolicyBounds, withinRanges } from "./policy-bounds.ts";
 
-export type ContainerFacts = { readonly name: string } & ContainerResources;
+/** A container's requests and memory limit, and its CPU limit, which a CPU request may not exceed. */
+export type ContainerFacts = { readonly name: string; readonly cpuLimitCores?: number } & ContainerResources;
+
+/** The reason a recommended CPU request gives when it is above the container's CPU limit. */
+export const CPU_REQUEST_ABOVE_LIMIT = "cpu-request-above-limit";
 
 /** What the recommender's last run produced for one workload. */
 export type RunOutcome =
@@ -148,7 +152,11 @@ function containerStatus(
       confidence: round(rec.confidence, 2),
       state: rec.status,
       historyHours: round(rec.historyMs / 3_600_000, 1),
-      reasons: [...rec.reasons, ...rec.policyBound],
+      reasons: [
+        ...rec.reasons,
+        ...rec.policyBound,
+        ...(aboveCpuLimit(facts, shown.target) ? [CPU_REQUEST_ABOVE_LIMIT] : []),
+      ],
       checkpoint: learned.checkpoint,
     }),
     announce: ready && replace && material,
@@ -198,7 +206,19 @@ function describeChange(facts: ContainerFacts, target: ResourceValues): string {
     part("memory request", facts.memoryRequestBytes, target.memoryRequest),
     part("memory limit", facts.memoryLimitBytes, target.memoryLimit),
   ].filter((p) => p !== null);
-  return `${facts.name}: ${parts.join(", ")}`;
+  const limit = aboveCpuLimit(facts, target)
+    ? ` (above its cpu limit ${formatMillicores(facts.cpuLimitCores ?? 0)}: raise the limit with it, or remove it)`
+    : "";
+  return `${facts.name}: ${parts.join(", ")}${limit}`;
+}
+
+/**
+ * A CPU request recommended above the container's CPU limit, which the API server refuses: throttled at its
+ * limit, the container's usage reaches it, and the margin on top puts the request above it.
+ */
+function aboveCpuLimit(facts: ContainerFacts, target: ResourceValues | undefined): boolean {
+  if (facts.cpuLimitCores === undefined || target?.cpuRequest === undefined) return false;
+  return parseQuantity(target.cpuRequest) > facts.cpuLimitCores * (1 + 1e-12);
 }
 
 // ---- modes ----
