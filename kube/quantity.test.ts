@@ -30,6 +30,8 @@ describe("parseQuantity", () => {
 describe("formatting", () => {
   it("writes cores as millicores", () => expect(formatMillicores(0.2504)).toBe("250m"));
   it("writes bytes as mebibytes", () => expect(formatMebibytes(64 * 2 ** 20)).toBe("64Mi"));
+  it("writes bytes that are no whole mebibytes exactly, in bytes", () =>
+    expect(formatMebibytes(1e9)).toBe("1000000000"));
 });
 
 describe("quantityOrUndefined", () => {

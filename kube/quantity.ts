@@ -46,7 +46,8 @@ export function formatMillicores(cores: number): string {
   return `${Math.round(cores * 1000)}m`;
 }
 
-/** Bytes as a quantity string in whole Mi. */
+/** Bytes as a quantity string: in Mi where they are whole Mi, else in bytes (1G is 1000000000, not 954Mi). */
 export function formatMebibytes(bytes: number): string {
-  return `${Math.round(bytes / 2 ** 20)}Mi`;
+  const mebibytes = bytes / 2 ** 20;
+  return Number.isInteger(mebibytes) ? `${mebibytes}Mi` : String(Math.round(bytes));
 }
