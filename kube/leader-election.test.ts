@@ -1,4 +1,10 @@
-import { ApiException, type V1Lease, type V1LeaseSpec } from "@kubernetes/client-node";
+import {
+  ApiException,
+  type ConfigurationOptions,
+  type RequestContext,
+  type V1Lease,
+  type V1LeaseSpec,
+} from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "./clock.ts";
 import {
@@ -327,6 +333,31 @@ describe("LeaderElector on a fake API server and clock", () => {
     // sent at 8 s is in flight (it succeeds at 11 s).
     expect(log.slice(0, 3)).toEqual(["0 term 1 started", "10000 stopped", "14000 term 1 settled"]);
     expect(log[3]).toMatch(/^\d+ term 2 started$/);
+    const stopped = elector.stop({ release: false });
+    await clock.advance(10_000);
+    await stopped;
+  });
+
+  it("closes the connection of a request it gave up on, rather than leave it open", async () => {
+    const clock = new FakeClock(t0);
+    const signals: AbortSignal[] = [];
+    const hangs = async (_: unknown, options?: ConfigurationOptions): Promise<V1Lease> => {
+      const context = { setSignal: (s: AbortSignal) => signals.push(s) } as unknown as RequestContext;
+      await options?.middleware?.[0]?.pre(context).toPromise();
+      return new Promise(() => {});
+    };
+    const elector = new LeaderElector({
+      client: { readNamespacedLease: hangs, createNamespacedLease: hangs, replaceNamespacedLease: hangs },
+      namespace: "napwake-system",
+      name: "napwake",
+      identity: "a",
+      clock,
+      onStartedLeading: () => new Promise(() => {}),
+    });
+    elector.start();
+    await clock.advance(6_000);
+    expect(signals.length).toBeGreaterThan(0);
+    expect(signals[0]?.aborted).toBe(true);
     const stopped = elector.stop({ release: false });
     await clock.advance(10_000);
     await stopped;

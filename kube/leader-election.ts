@@ -1,5 +1,11 @@
-import { type CoordinationV1Api, type V1Lease, type V1LeaseSpec, V1MicroTime } from "@kubernetes/client-node";
-import { deadline, untilAborted } from "./abort.ts";
+import {
+  type ConfigurationOptions,
+  type CoordinationV1Api,
+  type V1Lease,
+  type V1LeaseSpec,
+  V1MicroTime,
+} from "@kubernetes/client-node";
+import { abortableBy, deadline, untilAborted } from "./abort.ts";
 import { type Clock, sleep, steadyClock } from "./clock.ts";
 import { httpCode } from "./errors.ts";
 
@@ -223,12 +229,12 @@ export class LeaderElector {
     if (opts.release === false || !written?.spec || written.spec.holderIdentity !== this.#opts.identity)
       return;
     try {
-      await this.#request(
-        this.#opts.client.replaceNamespacedLease({
-          name: this.#opts.name,
-          namespace: this.#opts.namespace,
-          body: { ...written, spec: releasedSpec(written.spec, this.#clock.now()) },
-        }),
+      const body = { ...written, spec: releasedSpec(written.spec, this.#clock.now()) };
+      await this.#request((options) =>
+        this.#opts.client.replaceNamespacedLease(
+          { name: this.#opts.name, namespace: this.#opts.namespace, body },
+          options,
+        ),
       );
       this.#opts.log?.info({ lease: this.#opts.name }, "released the leader lease");
     } catch (err) {
@@ -256,7 +262,7 @@ export class LeaderElector {
     const term = this.#leading;
     let lease: V1Lease | undefined;
     try {
-      lease = await this.#request(client.readNamespacedLease({ name, namespace }));
+      lease = await this.#request((options) => client.readNamespacedLease({ name, namespace }, options));
     } catch (err) {
       if (httpCode(err) !== 404) return this.#failed("read", err);
     }
@@ -280,18 +286,21 @@ export class LeaderElector {
     const spec = leaseSpecFor(decision, lease?.spec, identity, this.#clock.now(), this.#leaseDurationSeconds);
     let written: V1Lease;
     try {
-      written = await this.#request(
+      written = await this.#request((options) =>
         lease
-          ? client.replaceNamespacedLease({ name, namespace, body: { ...lease, spec } })
-          : client.createNamespacedLease({
-              namespace,
-              body: {
-                apiVersion: "coordination.k8s.io/v1",
-                kind: "Lease",
-                metadata: { name, namespace },
-                spec,
+          ? client.replaceNamespacedLease({ name, namespace, body: { ...lease, spec } }, options)
+          : client.createNamespacedLease(
+              {
+                namespace,
+                body: {
+                  apiVersion: "coordination.k8s.io/v1",
+                  kind: "Lease",
+                  metadata: { name, namespace },
+                  spec,
+                },
               },
-            }),
+              options,
+            ),
       );
     } catch (err) {
       // 409: someone wrote the lease between our read and write. Whoever it was won; step down at once.
@@ -356,10 +365,13 @@ export class LeaderElector {
     this.#opts.onStoppedLeading?.(reason);
   }
 
-  /** Bounds a request so that a hung connection cannot stall the loop past the renew deadline. */
-  #request<T>(promise: Promise<T>): Promise<T> {
+  /**
+   * Bounds a request so that a hung connection cannot stall the loop past the renew deadline; the request is
+   * aborted then too, so its connection is closed rather than left open until the client's own timeout.
+   */
+  #request<T>(send: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
     const ms = this.#requestTimeoutMs;
     const limit = deadline(ms, `no answer within ${ms} ms`, this.#clock);
-    return untilAborted(promise, limit.signal).finally(limit.clear);
+    return untilAborted(send(abortableBy(limit.signal)), limit.signal).finally(limit.clear);
   }
 }
