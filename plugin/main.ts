@@ -24,9 +24,8 @@ import {
 import {
   notFoundMessage,
   notManagedMessage,
-  otherRequestMs,
   planRequest,
-  requestTimeMs,
+  requestTime,
   type TargetFacts,
   targetMissingMessage,
 } from "./request.ts";
@@ -149,12 +148,7 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   const mw = resolved.mw;
   const target = await readTarget(cluster, namespace, mw.spec.targetRef.kind, mw.spec.targetRef.name);
   if (!target) throw new PluginError(targetMissingMessage(mw));
-  const plan = planRequest(
-    command.action,
-    mw,
-    target,
-    requestTimeMs(listed.date, now(), otherRequestMs(command.action, mw)),
-  );
+  const plan = planRequest(command.action, mw, target, requestTime(listed.date, now(), command.action, mw));
   await call(cluster, { verb: "patch", resource: mwResource, namespace, name: mw.metadata.name }, () =>
     cluster.custom.patchNamespacedCustomObject(
       { ...crdRef, namespace, name: mw.metadata.name, body: plan.patch },

@@ -5,12 +5,13 @@ import {
   notFoundMessage,
   notManagedMessage,
   planRequest,
-  requestTimeMs,
+  requestTime,
   type TargetFacts,
   targetMissingMessage,
 } from "./request.ts";
 
 const now = Date.parse("2030-01-01T12:00:00Z");
+const at = { stampMs: now, clusterNowMs: now };
 
 function mw(opts: { dryRun?: boolean; status?: ManagedWorkload["status"] } = {}): ManagedWorkload {
   return {
@@ -40,8 +41,12 @@ const unmanaged = mw({
   },
 });
 
-describe("requestTimeMs", () => {
+describe("requestTime", () => {
   const local = Date.parse("2030-01-01T11:58:00.250Z");
+  const withPause = (stamp: string) => ({
+    ...mw(),
+    metadata: { ...mw().metadata, annotations: { "napwake.dev/pause-requested": stamp } },
+  });
   it.each([
     [
       "the API server's second over a laptop clock 2 minutes behind",
@@ -71,7 +76,45 @@ describe("requestTimeMs", () => {
       local,
     ],
   ])("stamps with %s", (_, date, other, expected) => {
-    expect(requestTimeMs(date, local, other)).toBe(expected);
+    const managed = other === null ? mw() : withPause(new Date(other).toISOString());
+    expect(requestTime(date, local, "resume", managed).stampMs).toBe(expected);
+  });
+
+  it("judges an other request against the cluster's clock, not a laptop clock a little ahead of it", () => {
+    // The laptop is 4 minutes ahead; a pause request 7 minutes ahead of the cluster would be refused if followed.
+    const server = "Wed, 01 Jan 2030 12:00:00 GMT";
+    const laptop = Date.parse("2030-01-01T12:04:00Z");
+    const stray = withPause("2030-01-01T12:07:00Z");
+    const time = requestTime(server, laptop, "resume", stray);
+    expect(time).toEqual({ stampMs: laptop, clusterNowMs: Date.parse("2030-01-01T12:00:00Z") });
+    expect(planRequest("resume", stray, paused, time).patch.metadata.annotations).toEqual({
+      "napwake.dev/resume-requested": "2030-01-01T12:04:00.000Z",
+      "napwake.dev/pause-requested": null,
+    });
+  });
+
+  it("stamps a pause after the workload's last wake, which the server's second may cut below", () => {
+    const wokenAt = "2030-01-01T12:00:00.600Z";
+    const woken = mw({
+      status: {
+        phase: "Awake",
+        conditions: [
+          {
+            type: "Paused",
+            status: "False",
+            reason: "Resumed",
+            message: "woken",
+            lastTransitionTime: wokenAt,
+          },
+        ],
+      },
+    });
+    const behind = Date.parse("2030-01-01T11:59:59Z");
+    const time = requestTime("Wed, 01 Jan 2030 12:00:00 GMT", behind, "pause", woken);
+    expect(time.stampMs).toBe(Date.parse(wokenAt) + 1);
+    expect(requestTime("Wed, 01 Jan 2030 12:00:00 GMT", behind, "resume", woken).stampMs).toBe(
+      Date.parse("2030-01-01T12:00:00Z"),
+    );
   });
 });
 
@@ -81,7 +124,7 @@ describe("planRequest", () => {
       ...mw(),
       metadata: { ...mw().metadata, annotations: { "napwake.dev/pause-requested": "2031-01-01T00:00:00Z" } },
     };
-    const plan = planRequest("resume", stale, paused, now);
+    const plan = planRequest("resume", stale, paused, at);
     expect(plan.patch).toEqual({
       metadata: {
         annotations: {
@@ -100,7 +143,7 @@ describe("planRequest", () => {
       ...mw(),
       metadata: { ...mw().metadata, annotations: { "napwake.dev/pause-requested": "2030-01-01T12:04:00Z" } },
     };
-    expect(Object.keys(planRequest("resume", ahead, paused, now).patch.metadata.annotations)).toEqual([
+    expect(Object.keys(planRequest("resume", ahead, paused, at).patch.metadata.annotations)).toEqual([
       "napwake.dev/resume-requested",
     ]);
   });
@@ -109,7 +152,7 @@ describe("planRequest", () => {
     ["pause", "pause-requested"],
     ["resume", "resume-requested"],
   ] as const)("%s sets only napwake.dev/%s to now, as RFC 3339", (action, key) => {
-    expect(planRequest(action, mw(), awake, now).patch).toEqual({
+    expect(planRequest(action, mw(), awake, at).patch).toEqual({
       metadata: { annotations: { [`napwake.dev/${key}`]: "2030-01-01T12:00:00.000Z" } },
     });
   });
@@ -173,7 +216,7 @@ describe("planRequest", () => {
       "web is at 0 replicas, scaled to zero outside Napwake: Napwake has no count to restore; scale it up yourself (kubectl scale deployment/web --replicas=N)",
     ],
   ])("%s", (_, action, managed, target, message) => {
-    expect(planRequest(action, managed, target, now).message).toBe(message);
+    expect(planRequest(action, managed, target, at).message).toBe(message);
   });
 });
 

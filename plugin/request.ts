@@ -2,9 +2,9 @@
  * `kubectl napwake pause` and `resume`: the annotation to set on the ManagedWorkload and what to tell the
  * person about what the next reconcile will do (see controllers/managedworkload/decide.ts). Pure.
  */
-import { annotations, labels } from "../api/keys.ts";
+import { annotations, conditionTypes, labels } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
-import { farAhead } from "../api/meta.ts";
+import { farAhead, timeOf } from "../api/meta.ts";
 import { replicaCount } from "../api/text.ts";
 import type { Action } from "./args.ts";
 import { describeTarget } from "./workload-ref.ts";
@@ -32,23 +32,41 @@ function otherAnnotation(action: Action): string {
   return requestAnnotation[action === "pause" ? "resume" : "pause"];
 }
 
+/** When a request is stamped, and the cluster's time it is judged against (the server's, or the local clock's). */
+export interface RequestTime {
+  stampMs: number;
+  clusterNowMs: number;
+}
+
 /**
  * When a request is stamped: the local clock, unless the API server's (its `Date` answer header, which the
  * controller's clock shares) is ahead of it. A laptop clock behind the cluster would stamp a pause before the
  * workload's last wake, and the controller drops a request older than that. The header is cut to the second, so
  * it only ever moves the stamp up to a time that has passed. A laptop clock further ahead of the server than
  * clocks may drift stamps the server's time instead: the webhook refuses a stamp that far ahead. And after the
- * other request on the ManagedWorkload, the later one wins, so two in one millisecond must not tie; an other
- * request that far ahead (from a clock since set right) is not followed, but removed (see `planRequest`).
+ * other request on the ManagedWorkload (the later one wins) and, for a pause, after the workload's last wake (a
+ * pause request from before it is dropped): neither may tie. A time far ahead of the cluster's (from a clock
+ * since set right) is not followed; an other request that far ahead is removed (see `planRequest`).
  */
-export function requestTimeMs(
+export function requestTime(
   serverDate: string | undefined,
   localNowMs: number,
-  otherRequestMs: number | null,
-): number {
-  const now = stampNow(Date.parse(serverDate ?? ""), localNowMs);
-  const other = otherRequestMs !== null && !farAhead(otherRequestMs, now) ? otherRequestMs : null;
-  return other === null ? now : Math.max(now, other + 1);
+  action: Action,
+  mw: ManagedWorkload,
+): RequestTime {
+  const serverMs = Date.parse(serverDate ?? "");
+  const clusterNowMs = Number.isNaN(serverMs) ? localNowMs : serverMs;
+  const after = [otherRequestMs(action, mw), action === "pause" ? lastWakeMs(mw) : null].filter(
+    (ms): ms is number => ms !== null && !farAhead(ms, clusterNowMs),
+  );
+  const stampMs = Math.max(stampNow(serverMs, localNowMs), ...after.map((ms) => ms + 1));
+  return { stampMs, clusterNowMs };
+}
+
+/** When the workload was last woken, as its Paused condition says (False since then), or null. */
+function lastWakeMs(mw: ManagedWorkload): number | null {
+  const paused = mw.status?.conditions?.find((c) => c.type === conditionTypes.paused);
+  return paused?.status === "False" ? timeOf(paused.lastTransitionTime) : null;
 }
 
 /** The later of the two clocks, unless the local one is far ahead of the server's (or there is no server time). */
@@ -58,7 +76,7 @@ function stampNow(serverMs: number, localNowMs: number): number {
 }
 
 /** The stamp of the request other than `action` on the ManagedWorkload, or null. */
-export function otherRequestMs(action: Action, mw: ManagedWorkload): number | null {
+function otherRequestMs(action: Action, mw: ManagedWorkload): number | null {
   const other = mw.metadata.annotations?.[otherAnnotation(action)];
   const ms = Date.parse(other ?? "");
   return Number.isNaN(ms) ? null : ms;
@@ -68,12 +86,12 @@ export function planRequest(
   action: Action,
   mw: ManagedWorkload,
   target: TargetFacts,
-  nowMs: number,
+  { stampMs, clusterNowMs }: RequestTime,
 ): RequestPlan {
-  const at = new Date(nowMs).toISOString();
+  const at = new Date(stampMs).toISOString();
   const message = action === "pause" ? pauseMessage(mw, target) : resumeMessage(mw, target);
   const other = otherRequestMs(action, mw);
-  if (other === null || !farAhead(other, nowMs)) {
+  if (other === null || !farAhead(other, clusterNowMs)) {
     return { patch: { metadata: { annotations: { [requestAnnotation[action]]: at } } }, message };
   }
   // An other request stamped far ahead would win over this one until its time came: it goes.
