@@ -24,6 +24,19 @@ describe("describeApiError", () => {
       'no permission to patch managedworkloads.napwake.dev web.deployment in namespace shop (user "dev" cannot patch resource "managedworkloads"): ask for RBAC that allows it (check with: kubectl auth can-i patch managedworkloads.napwake.dev -n shop)',
     ],
     [
+      "forbidden by an admission webhook: its refusal, not RBAC, which allows the request",
+      {
+        code: 403,
+        message: "HTTP-Code: 403",
+        body: JSON.stringify({
+          message:
+            'admission webhook "validation.gatekeeper.sh" denied the request: [ticket] needs a change ticket',
+        }),
+      },
+      patchMw,
+      'could not patch managedworkloads.napwake.dev web.deployment in namespace shop: admission webhook "validation.gatekeeper.sh" denied the request: [ticket] needs a change ticket',
+    ],
+    [
       "forbidden across namespaces",
       { code: 403, message: "HTTP-Code: 403", body: {} },
       listMw,

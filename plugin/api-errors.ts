@@ -31,6 +31,9 @@ export function describeApiError(err: FailedRequest, attempt: Attempt, server: s
     case 401:
       return `the API server at ${server} did not accept your credentials (401 Unauthorized): log in again or check your kubeconfig`;
     case 403: {
+      // A validating webhook's refusal comes as a 403 too (controller-runtime's, Gatekeeper's); RBAC allows it.
+      if (reason.startsWith("admission webhook"))
+        return `could not ${attempt.verb} ${what} ${where}: ${reason}`;
       const check = `kubectl auth can-i ${attempt.verb} ${attempt.resource}${attempt.namespace === null ? " -A" : ` -n ${attempt.namespace}`}`;
       return `no permission to ${attempt.verb} ${what} ${where}${reason ? ` (${reason})` : ""}: ask for RBAC that allows it (check with: ${check})`;
     }
