@@ -180,6 +180,34 @@ describe("planRequest", () => {
       "web is in dry-run: the next reconcile records that it would pause (replicas 3 → 0) but does not scale",
     ],
     [
+      "pause, in the operator's --dry-run (the status says so, not the spec)",
+      "pause",
+      mw({ status: { phase: "DryRun" } }),
+      awake,
+      "web is in dry-run: the next reconcile records that it would pause (replicas 3 → 0) but does not scale",
+    ],
+    [
+      "pause, held by a ScaledObject someone else holds, which blocks a pause by hand too",
+      "pause",
+      mw({
+        status: {
+          phase: "Awake",
+          conditions: [
+            {
+              type: "Paused",
+              status: "False",
+              reason: "HeldElsewhere",
+              message:
+                "not pausing: ScaledObject web is held at 2 replicas (autoscaling.keda.sh/paused-replicas) by someone else",
+              lastTransitionTime: "2030-01-01T11:00:00Z",
+            },
+          ],
+        },
+      }),
+      awake,
+      "web cannot be paused while ScaledObject web is held at 2 replicas (autoscaling.keda.sh/paused-replicas) by someone else; the pause request is recorded and made once that changes",
+    ],
+    [
       "pause, not under management",
       "pause",
       unmanaged,

@@ -7,6 +7,7 @@ import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
 import { farAhead, timeOf } from "../api/meta.ts";
 import { replicaCount } from "../api/text.ts";
 import type { Action } from "./args.ts";
+import { inDryRun } from "./dry-run.ts";
 import { describeTarget } from "./workload-ref.ts";
 
 /** The target as read from the cluster. */
@@ -120,6 +121,15 @@ function notActing(mw: ManagedWorkload): string | null {
   return managed?.message || "its ManagedWorkload's phase is Unmanaged";
 }
 
+/** Why a pause, also one by hand, is blocked (a ScaledObject someone else holds), as the Paused condition says. */
+function heldElsewhere(mw: ManagedWorkload): string | null {
+  const paused = mw.status?.conditions?.find((c) => c.type === conditionTypes.paused);
+  if (paused?.status !== "False" || paused.reason !== "HeldElsewhere") return null;
+  return (
+    paused.message.replace(/^not pausing: /, "") || "a ScaledObject someone else holds keeps its replicas"
+  );
+}
+
 function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   const name = target.name;
   const held = pausedFrom(target);
@@ -132,8 +142,12 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   if (target.replicas === 0) {
     return `${name} is at 0 replicas, scaled to zero outside Napwake; the pause request is recorded and changes nothing`;
   }
-  if (mw.spec.dryRun) {
+  if (inDryRun(mw)) {
     return `${name} is in dry-run: the next reconcile records that it would pause (replicas ${target.replicas} → 0) but does not scale`;
+  }
+  const blocked = heldElsewhere(mw);
+  if (blocked) {
+    return `${name} cannot be paused while ${blocked}; the pause request is recorded and made once that changes`;
   }
   // A pause by hand skips the forecast's veto and is not pre-woken (decide.ts): say so before it surprises anyone.
   return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0), whatever the forecast says; traffic or kubectl napwake resume wakes it, not the forecast`;

@@ -50,6 +50,8 @@ function pausedCondition(
 const targets = new Map<string, TargetReplicas>([
   [targetKey("shop", "Deployment", "web"), { replicas: 0, annotations: { "napwake.dev/paused-from": "3" } }],
   [targetKey("shop", "Deployment", "api"), { replicas: 2, annotations: {} }],
+  // A pause (or resume) interrupted after the count was recorded: it runs its 3 replicas.
+  [targetKey("shop", "Deployment", "half"), { replicas: 3, annotations: { "napwake.dev/paused-from": "3" } }],
 ]);
 
 describe("formatAge", () => {
@@ -192,6 +194,16 @@ describe("statusRows", () => {
       { nextPrewake: null },
     ],
     ["dry-run with nothing saved yet as zero", mw("api", { dryRun: true }), { dryRunSavedReplicaHours: 0 }],
+    [
+      "the operator's --dry-run, which only the status shows, with what it saved",
+      mw("api", { status: { phase: "DryRun", dryRun: { heldReplicaHours: 3 } } }),
+      { dryRun: true, dryRunSavedReplicaHours: 3 },
+    ],
+    [
+      "no replicas held by a workload that runs, whatever count its target records",
+      mw("half", { status: { phase: "Awake" } }),
+      { replicas: 3, heldReplicas: null },
+    ],
     [
       "why an awake workload is awake: its Paused condition's reason",
       mw("api", {

@@ -6,6 +6,7 @@ import type { V1ObjectMeta } from "@kubernetes/client-node";
 import { annotations, conditionTypes } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
 import { timeOf } from "../api/meta.ts";
+import { inDryRun } from "./dry-run.ts";
 import { describeTarget } from "./workload-ref.ts";
 
 /** A target's replica facts, keyed by `namespace/Kind/name` (see targetKey). */
@@ -69,7 +70,7 @@ function statusRow(
   const target = targets.get(targetKey(namespace, ref.kind, ref.name));
   const lastActivity = status.lastActivity?.time ?? null;
   const pausedAt = status.pausedAt ?? null;
-  const dryRun = mw.spec.dryRun === true;
+  const dryRun = inDryRun(mw);
   return {
     namespace,
     name,
@@ -77,7 +78,7 @@ function statusRow(
     phase: status.phase ?? null,
     reason: phaseReason(status),
     replicas: target ? target.replicas : null,
-    heldReplicas: heldReplicas(status.pausedFrom, target),
+    heldReplicas: heldReplicas(status, target),
     lastActivity,
     lastActivitySource: status.lastActivity?.source ?? null,
     idleForSeconds: secondsSince(idleSinceMs(mw, status), nowMs),
@@ -93,10 +94,14 @@ function statusRow(
 
 type Status = NonNullable<ManagedWorkload["status"]>;
 
-function heldReplicas(fromStatus: number | undefined, target: TargetReplicas | undefined): number | null {
-  if (fromStatus !== undefined) return fromStatus;
+/**
+ * The replicas a pause holds: status says, or else (its write lost) the target's count to restore, which only
+ * means a pause at 0 replicas: with replicas it marks a pause or a resume interrupted, and the workload runs.
+ */
+function heldReplicas(status: Status, target: TargetReplicas | undefined): number | null {
+  if (status.pausedFrom !== undefined) return status.pausedFrom;
   const raw = target?.annotations[annotations.pausedFrom];
-  return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
+  return target?.replicas === 0 && raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
 }
 
 function phaseReason(status: Status): string | null {
