@@ -161,11 +161,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     );
   }
   const url = str("prometheus-url");
-  if (url !== undefined && !/^https?:\/\/[^/]+/.test(url)) {
-    throw new ConfigError(
-      `--prometheus-url must be an http(s) URL such as http://prometheus.monitoring:9090, got "${url}"`,
-    );
-  }
+  if (url !== undefined) checkPrometheusUrl(url);
   const name = (flag: string, pattern: RegExp, what: string, fallback = "") => {
     const value = str(flag) ?? fallback;
     if (!pattern.test(value)) throw new ConfigError(`--${flag} must be ${what}, got "${value}"`);
@@ -262,4 +258,29 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       ...(str("rightsizing-config") ? { configFile: str("rightsizing-config") } : {}),
     },
   };
+}
+
+/**
+ * A Prometheus base URL every query can be made against: `${url}/api/v1/query`. Credentials, a query or a
+ * fragment would be refused by fetch or turn the path into the UI's, and the operator would start, then fail
+ * every activity query, history read and rightsizing run.
+ */
+function checkPrometheusUrl(url: string): void {
+  const fix = (why: string) =>
+    new ConfigError(
+      `--prometheus-url must be an http(s) URL such as http://prometheus.monitoring:9090 (${why}), got "${url}"`,
+    );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw fix("it does not parse as a URL");
+  }
+  if (!/^https?:$/.test(parsed.protocol) || !/^https?:\/\/[^/\s]+/.test(url))
+    throw fix("http or https, with a host");
+  if (/\s/.test(url)) throw fix("no spaces");
+  if (parsed.username || parsed.password) throw fix("no credentials in it: they cannot be sent that way");
+  if (parsed.search || parsed.hash || url.includes("?") || url.includes("#")) {
+    throw fix("no query or fragment: the API paths are added after it");
+  }
 }
