@@ -25,6 +25,7 @@ recommender:
   memoryHalfLifeMs: 48h
   minMemoryBytes: 64Mi
   minCpuCores: 10m
+  oomFloorRetentionMs: .inf
 `);
     expect(c.usage.promql.metrics).toMatchObject({
       cpuUsage: "node_container_cpu_seconds",
@@ -44,6 +45,7 @@ recommender:
       memoryHalfLifeMs: 48 * 3_600_000,
       minMemoryBytes: 64 * 2 ** 20,
       minCpuCores: 0.01,
+      oomFloorRetentionMs: Number.POSITIVE_INFINITY,
       safetyMarginFraction: defaultConfig.safetyMarginFraction,
     });
   });
@@ -107,6 +109,22 @@ recommender:
     },
     { text: "recommender: { oomBumpRatio: 0.5 }", message: /oomBumpRatio must be at least 1/ },
     { text: "recommender: { cpuHalfLifeMs: 0s }", message: /cpuHalfLifeMs must be above 0/ },
+    {
+      text: "recommender: { minMemoryBytes: -64Mi }",
+      message: /minMemoryBytes must be a size of at least 0 such as 100Mi, got "-64Mi"/,
+    },
+    {
+      text: "recommender: { minCpuCores: -10m }",
+      message: /minCpuCores must be a CPU quantity of at least 0 such as 25m, got "-10m"/,
+    },
+    {
+      text: "recommender: { memoryHalfLifeMs: .inf }",
+      message: /memoryHalfLifeMs must be a duration such as 24h, got Infinity/,
+    },
+    {
+      text: "recommender: { oomBumpRatio: .nan }",
+      message: /oomBumpRatio must be a number of at least 0, got NaN/,
+    },
   ])("refuses $text with a message naming the key and the fix", ({ text, message }) => {
     expect(() => parse(text)).toThrow(ConfigError);
     expect(() => parse(text)).toThrow(message);

@@ -105,29 +105,39 @@ function recommenderValue(key: string, value: unknown, where: string): number {
                 key.endsWith("FirstBucketCores")
               ? [n > 0, "above 0"]
               : [true, ""];
-  if (!ok) throw new ConfigError(`${where} must be ${range}, got ${JSON.stringify(value)}`);
+  if (!ok) throw new ConfigError(`${where} must be ${range}, got ${quoted(value)}`);
   return n;
 }
 
 /** By the key's unit suffix: durations for `Ms`, quantities for `Bytes` and `Cores`, plain numbers otherwise. */
 function recommenderNumber(key: string, value: unknown, where: string): number {
   if (typeof value === "number" && Number.isFinite(value) && value >= 0) return value;
+  // A retention may be for ever (YAML's .inf), as the OOM floor's is by default.
+  if (value === Number.POSITIVE_INFINITY && key.endsWith("RetentionMs")) return value;
   if (typeof value === "string" && key.endsWith("Ms")) return duration(value, where);
   if (typeof value === "string" && (key.endsWith("Bytes") || key.endsWith("Cores"))) {
+    let parsed: number;
     try {
-      return parseQuantity(value);
+      parsed = parseQuantity(value);
     } catch (err) {
       throw new ConfigError(`${where}: ${(err as Error).message}`);
     }
+    if (parsed >= 0) return parsed;
   }
   const unit = key.endsWith("Ms")
     ? "a duration such as 24h"
     : key.endsWith("Bytes")
-      ? "a size such as 100Mi"
+      ? "a size of at least 0 such as 100Mi"
       : key.endsWith("Cores")
-        ? "a CPU quantity such as 25m"
+        ? "a CPU quantity of at least 0 such as 25m"
         : "a number of at least 0";
-  throw new ConfigError(`${where} must be ${unit}, got ${JSON.stringify(value)}`);
+  const forever = key.endsWith("RetentionMs") ? " (or .inf to keep it for ever)" : "";
+  throw new ConfigError(`${where} must be ${unit}${forever}, got ${quoted(value)}`);
+}
+
+/** A value as the config file wrote it: JSON would show .inf and .nan as null. */
+function quoted(value: unknown): string {
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
 }
 
 function object(value: unknown, where: string): Raw {
