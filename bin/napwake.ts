@@ -109,6 +109,15 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     ...(config.rightsizing.cluster ? { cluster: config.rightsizing.cluster } : {}),
   };
   const log = pino({ level: config.logLevel, base: { pod: config.podName } });
+  // Handled from the start: as a container's PID 1, a signal without a handler is dropped, and a replica still
+  // starting (caches retrying a list RBAC or a missing CRD refuses) would wait out its grace period. Nothing
+  // runs yet that must finish, so it exits at once; once started, the full shutdown runs.
+  let onSignal = (signal: string): void => {
+    log.info({ signal }, "stopped while starting");
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => onSignal("SIGTERM"));
+  process.once("SIGINT", () => onSignal("SIGINT"));
   const kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
@@ -293,8 +302,9 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     })();
     return shuttingDown;
   }
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  onSignal = (signal) => {
+    void shutdown(signal);
+  };
 }
 
 const [command, ...rest] = process.argv.slice(2);
