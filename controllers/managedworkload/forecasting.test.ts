@@ -1091,7 +1091,7 @@ describe("a new engine started from activity history", () => {
         type: "Normal",
         reason: "ForecastHistoryLearned",
         note: expect.stringMatching(
-          /^learned 14\.0 days of activity history \(active in 112 of 1344 15-minute slots\): forecast active/,
+          /^learned 14\.0 days of activity history \(active in 112 of 1344 15-minute slots\): forecast active-\w+, confidence \d\.\d\d \(trusted from 0\.5\)$/,
         ),
       }),
     ]);

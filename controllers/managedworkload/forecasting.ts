@@ -366,7 +366,8 @@ export class ForecastBook {
       "Normal",
       eventReasons.forecastHistoryLearned,
       `learned ${days.toFixed(1)} days of activity history (active in ${activeSlots} of ${known.length} ` +
-        `15-minute slots): forecast ${entry.engine.phase}, confidence ${confidence(entry.engine).toFixed(2)}`,
+        `15-minute slots): forecast ${entry.engine.phase}, confidence ` +
+        `${shownConfidence(confidence(entry.engine)).toFixed(2)} (trusted from ${config.activateAt})`,
     );
   }
 

@@ -173,8 +173,11 @@ UTC), so it is trusted at once: in those hours it vetoes the pause until the exp
   kubectl napwake status -n ${demo.namespace}         # phase, why (REASON), replicas held, idle for, forecast
   kubectl -n ${demo.namespace} get managedworkloads -o wide
   kubectl -n ${demo.namespace} get events             # ForecastHistoryLearned: what the forecast learned
-  kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now; then curl: no pod answers
-  kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it to exactly its old count
+  kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it (if paused) to exactly its old count
+  kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now, by hand: no pre-wake then;
+                                                     # curl: "Empty reply from server" (no pod answers)
+  kubectl -n ${demo.namespace} get managedworkload ${demo.name}.deployment \\
+    -o jsonpath='{.status.conditions[?(@.type=="Paused")].message}{"\\n"}'   # why it is paused, or awake
 
 It also recommends requests from two weeks of the demo's usage in Prometheus (audit: nothing is changed):
   kubectl napwake recommendations -n ${demo.namespace}   # current, recommended, change, mode, why
