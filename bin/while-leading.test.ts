@@ -55,6 +55,30 @@ describe("what a leader runs", () => {
     expect(log).toEqual(["stopped opt-in", "stopped managed", "stopped rightsizing"]);
   });
 
+  it("waits for the stop of a piece that started after leading ended, and reports its failure", async () => {
+    const log: string[] = [];
+    const leading = new AbortController();
+    let finishStarting = () => {};
+    const run = whileLeading(leading.signal, async (started) => {
+      await new Promise<void>((resolve) => {
+        finishStarting = resolve;
+      });
+      started({
+        stop: async () => {
+          await new Promise((r) => setTimeout(r, 20)); // its queue draining
+          log.push("stopped rightsizing");
+          throw new Error("queue shutdown failed");
+        },
+      });
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    leading.abort(new LeadershipLostError("the renew deadline passed"));
+    await new Promise((r) => setTimeout(r, 5));
+    finishStarting();
+    await expect(run).rejects.toThrow("queue shutdown failed");
+    expect(log).toEqual(["stopped rightsizing"]);
+  });
+
   it("can lead again after a term ended", async () => {
     const log: string[] = [];
     for (const term of [1, 2]) {

@@ -27,13 +27,18 @@ export async function whileLeading(
   start: (started: (s: Stoppable) => void) => Promise<void>,
 ): Promise<void> {
   const stops: Promise<void>[] = [];
+  const failures: unknown[] = [];
   const running: Stoppable[] = [];
   const stopOptions = () => {
     const deadlineMs = drainDeadlineMs(signal.reason);
     return deadlineMs === undefined ? {} : { deadlineMs };
   };
+  // Each stop is watched from the moment it starts: one that fails while start is still under way is reported,
+  // not an unhandled rejection.
   const stopRunning = () => {
-    for (const s of running.splice(0)) stops.push(s.stop(stopOptions()));
+    for (const s of running.splice(0)) {
+      stops.push(s.stop(stopOptions()).catch((err: unknown) => void failures.push(err)));
+    }
   };
   const ended = new Promise<void>((resolve) => {
     if (signal.aborted) resolve();
@@ -49,8 +54,10 @@ export async function whileLeading(
   } finally {
     stopRunning();
     // A start still under way when leading ended: whatever it starts later is stopped as it registers.
-    await Promise.all([...stops, starting.catch(() => undefined)]);
+    await starting.catch(() => undefined);
     stopRunning();
+    await Promise.all(stops);
   }
+  if (failures.length > 0) throw failures[0];
   await starting;
 }
