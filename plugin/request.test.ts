@@ -93,9 +93,10 @@ describe("requestTime", () => {
     });
   });
 
-  it("stamps a pause after the workload's last wake, which the server's second may cut below", () => {
-    const wokenAt = "2030-01-01T12:00:00.600Z";
-    const woken = mw({
+  it.each<{ what: string; action: Action; status: ManagedWorkload["status"]; after: string }>([
+    {
+      what: "a pause after the workload's last wake",
+      action: "pause",
       status: {
         phase: "Awake",
         conditions: [
@@ -104,17 +105,22 @@ describe("requestTime", () => {
             status: "False",
             reason: "Resumed",
             message: "woken",
-            lastTransitionTime: wokenAt,
+            lastTransitionTime: "2030-01-01T12:00:00.600Z",
           },
         ],
       },
-    });
+      after: "2030-01-01T12:00:00.600Z",
+    },
+    {
+      what: "a resume after the workload's last pause",
+      action: "resume",
+      status: { phase: "Paused", pausedFrom: 2, pausedAt: "2030-01-01T12:00:00.700Z" },
+      after: "2030-01-01T12:00:00.700Z",
+    },
+  ])("stamps $what, which the server's second may cut below", ({ action, status, after }) => {
     const behind = Date.parse("2030-01-01T11:59:59Z");
-    const time = requestTime("Wed, 01 Jan 2030 12:00:00 GMT", behind, "pause", woken);
-    expect(time.stampMs).toBe(Date.parse(wokenAt) + 1);
-    expect(requestTime("Wed, 01 Jan 2030 12:00:00 GMT", behind, "resume", woken).stampMs).toBe(
-      Date.parse("2030-01-01T12:00:00Z"),
-    );
+    const time = requestTime("Wed, 01 Jan 2030 12:00:00 GMT", behind, action, mw({ status }));
+    expect(time.stampMs).toBe(Date.parse(after) + 1);
   });
 });
 

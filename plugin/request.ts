@@ -45,9 +45,10 @@ export interface RequestTime {
  * workload's last wake, and the controller drops a request older than that. The header is cut to the second, so
  * it only ever moves the stamp up to a time that has passed. A laptop clock further ahead of the server than
  * clocks may drift stamps the server's time instead: the webhook refuses a stamp that far ahead. And after the
- * other request on the ManagedWorkload (the later one wins) and, for a pause, after the workload's last wake (a
- * pause request from before it is dropped): neither may tie. A time far ahead of the cluster's (from a clock
- * since set right) is not followed; an other request that far ahead is removed (see `planRequest`).
+ * other request on the ManagedWorkload (the later one wins) and after the workload's last pause or wake (the
+ * controller drops a resume or a pause by hand from before the pause, and a pause from before the wake): none may
+ * tie. A time far ahead of the cluster's (from a clock since set right) is not followed; an other request that
+ * far ahead is removed (see `planRequest`).
  */
 export function requestTime(
   serverDate: string | undefined,
@@ -57,17 +58,17 @@ export function requestTime(
 ): RequestTime {
   const serverMs = Date.parse(serverDate ?? "");
   const clusterNowMs = Number.isNaN(serverMs) ? localNowMs : serverMs;
-  const after = [otherRequestMs(action, mw), action === "pause" ? lastWakeMs(mw) : null].filter(
+  const after = [otherRequestMs(action, mw), ...lastPauseOrWakeMs(mw)].filter(
     (ms): ms is number => ms !== null && !farAhead(ms, clusterNowMs),
   );
   const stampMs = Math.max(stampNow(serverMs, localNowMs), ...after.map((ms) => ms + 1));
   return { stampMs, clusterNowMs };
 }
 
-/** When the workload was last woken, as its Paused condition says (False since then), or null. */
-function lastWakeMs(mw: ManagedWorkload): number | null {
+/** When the workload was last paused or woken, as its status says: the Paused condition's flip, and pausedAt. */
+function lastPauseOrWakeMs(mw: ManagedWorkload): (number | null)[] {
   const paused = mw.status?.conditions?.find((c) => c.type === conditionTypes.paused);
-  return paused?.status === "False" ? timeOf(paused.lastTransitionTime) : null;
+  return [timeOf(paused?.lastTransitionTime), timeOf(mw.status?.pausedAt)];
 }
 
 /** The later of the two clocks, unless the local one is far ahead of the server's (or there is no server time). */
