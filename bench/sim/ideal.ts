@@ -6,7 +6,7 @@
 
 import type { FirstRequestRates } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
-import { awakeHoursUntil, pauseAt, serveRequest, startSim, TICK_MS, wakeAt } from "./replay.ts";
+import { awakeHoursUntil, pauseAt, serveRequest, startSim, wakeAt } from "./replay.ts";
 
 export type KnownRates = {
   /** Expected first requests of new bursts per minute, from the trace's start. */
@@ -20,21 +20,24 @@ export type IdealResult = { coldStarts: number; awakeHours: number };
 /** Minutes a wake is started ahead of a minute worth being awake for. */
 const LEAD_MINUTES = 2;
 
+/** The policy decides minute by minute, as its rates are per minute. */
+const MINUTE_MS = 60_000;
+
 /** Replays `trace` awake in each minute where the expected activity reaches `threshold`. */
 export function replayKnownRates(trace: Trace, known: KnownRates, threshold: number): IdealResult {
   const sim = startSim(trace.startMs);
   const result = { coldStarts: 0, coldWakes: 0 };
   const rateAt = (minute: number) => known.firstRequests[minute] ?? 0;
   let next = 0;
-  for (let minute = 0; trace.startMs + minute * TICK_MS < trace.endMs; minute++) {
-    const tickEnd = trace.startMs + (minute + 1) * TICK_MS;
+  for (let minute = 0; trace.startMs + minute * MINUTE_MS < trace.endMs; minute++) {
+    const tickEnd = trace.startMs + (minute + 1) * MINUTE_MS;
     for (; next < trace.requestsMs.length && (trace.requestsMs[next] ?? 0) < tickEnd; next++) {
       serveRequest(sim, result, trace.requestsMs[next] ?? tickEnd);
     }
     const quietMinutes =
       sim.lastActivityMs === null
         ? Number.POSITIVE_INFINITY
-        : Math.floor((tickEnd - sim.lastActivityMs) / TICK_MS);
+        : Math.floor((tickEnd - sim.lastActivityMs) / MINUTE_MS);
     let worth = rateAt(minute + 1) + (known.followUp[quietMinutes] ?? 0) >= threshold;
     for (let ahead = 2; ahead <= LEAD_MINUTES + 1 && !worth; ahead++)
       worth = rateAt(minute + ahead) >= threshold;

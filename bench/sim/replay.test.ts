@@ -3,6 +3,7 @@ import { forecastConfig, SLOT_MS, slotOf } from "../../forecast/index.ts";
 import { generateTrace, SYNTHETIC_PROFILES, type TraceProfile } from "../traces/synthetic.ts";
 import type { Trace } from "../traces/trace.ts";
 import {
+  bookedSpend,
   gridOf,
   oracleAdvice,
   type Policy,
@@ -107,6 +108,32 @@ describe("advice from known chances", () => {
       vetoPause: false,
       prewakeAtMs: null,
     });
+  });
+});
+
+describe("the awake time a check books, as the operator books it", () => {
+  const at = (s: number) => START + s * 1_000;
+  it.each([
+    {
+      what: "a check that found the workload awake charges the whole stretch",
+      pausedAtLook: false,
+      activity: [at(-60)],
+      booked: { awakeMs: 30_000, baselineAwakeMs: 30_000 },
+    },
+    {
+      what: "a check that found it paused charges nothing, though a request woke it since",
+      pausedAtLook: true,
+      activity: [at(20)],
+      booked: { awakeMs: 0, baselineAwakeMs: 10_000 },
+    },
+    {
+      what: "the idle window alone counts from the activity, in continuous time",
+      pausedAtLook: false,
+      activity: [at(-30 * 60 + 5)],
+      booked: { awakeMs: 30_000, baselineAwakeMs: 5_000 },
+    },
+  ])("$what", ({ pausedAtLook, activity, booked }) => {
+    expect(bookedSpend(at(0), at(30), pausedAtLook, activity, 30 * MIN)).toEqual(booked);
   });
 });
 

@@ -1,8 +1,10 @@
-// Replays a trace through the decision logic with a simulated clock (one reconcile per minute):
-// the activity clock alone, or the clock advised by the forecast engine fed every 15 minutes.
+// Replays a trace through the decision logic with a simulated clock (one reconcile per check, every 30 s, as
+// the operator checks an awake workload): the activity clock alone, or the clock advised by the forecast engine
+// fed every 15 minutes.
 
 import { decideClock, type ForecastAdvice } from "../../controllers/managedworkload/activity-clock.ts";
 import {
+  type AwakeSpend,
   adviceSuspended,
   bucketEvents,
   clockAdvice,
@@ -76,7 +78,8 @@ export type PolicyResult = {
   vetoedChecks: number;
 };
 
-export const TICK_MS = 60_000;
+/** The operator's check of an awake workload: every policy is looked at this often, as the operator would. */
+export const TICK_MS = 30_000;
 /** Time from wake to ready; requests arriving meanwhile wait like a cold start. */
 export const WAKE_MS = 30_000;
 
@@ -131,6 +134,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
     }
     const tickEnd = t + TICK_MS;
     const activityBefore = sim.lastActivityMs;
+    const pausedAtLook = sim.paused;
     for (; next < trace.requestsMs.length && (trace.requestsMs[next] ?? 0) < tickEnd; next++) {
       const atMs = trace.requestsMs[next] ?? t;
       const before = result.coldStarts;
@@ -138,21 +142,37 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
       if (result.coldStarts > before) countInWeek(result.coldStartsByWeek, atMs - trace.startMs);
     }
     if (budgeted && isActive(engine.phase) && sim.lastActivityMs !== null) {
-      const spend = {
-        awakeMs: sim.paused ? 0 : TICK_MS,
-        baselineAwakeMs: idleWindowAwakeMs(
-          t,
-          tickEnd,
-          [activityBefore, sim.lastActivityMs],
-          baselineWindowMs,
-        ),
-      };
+      const spend = bookedSpend(
+        t,
+        tickEnd,
+        pausedAtLook,
+        [activityBefore, sim.lastActivityMs],
+        baselineWindowMs,
+      );
       threshold = spendBudget(threshold, spend, config);
     }
     reconcile(sim, result, policy, engine, withThreshold(config, threshold), tickEnd);
   }
   result.awakeHours = awakeHoursUntil(sim, trace.endMs);
   return result;
+}
+
+/**
+ * The awake time a check books between `fromMs` and `toMs`, as the operator books it (forecasting.ts
+ * spentSince): by the phase the previous check left, so a stretch a request woke the workload in is not
+ * charged, against the idle window alone counted in continuous time from the activity known.
+ */
+export function bookedSpend(
+  fromMs: number,
+  toMs: number,
+  pausedAtLook: boolean,
+  activityMs: readonly (number | null)[],
+  idleWindowMs: number,
+): AwakeSpend {
+  return {
+    awakeMs: pausedAtLook ? 0 : toMs - fromMs,
+    baselineAwakeMs: idleWindowAwakeMs(fromMs, toMs, activityMs, idleWindowMs),
+  };
 }
 
 const WEEK_MS = 7 * 24 * 3_600_000;
