@@ -1,8 +1,8 @@
 /**
  * One forecast engine per ManagedWorkload, in memory, fed from the activity clock. No IO: the controller
  * asks for advice before deciding, tells what activity it saw after, and writes `status.prediction` (the
- * phase, confidence, next predicted activity and pre-wake, and each hour it learns the engine's state, so a
- * restarted or newly elected operator restores it).
+ * phase, confidence, next predicted activity and pre-wake, and the engine's state each hour it learns and when
+ * its phase or the suspension of its advice changes, so a restarted or newly elected operator restores it).
  *
  * The series it learns is one value per 15-minute slot: 1 when the workload was active in the slot, else 0.
  * Slots nobody watched are gaps, not idleness: while this operator was not running, and between two looks
