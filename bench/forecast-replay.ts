@@ -414,7 +414,7 @@ async function main() {
     `engine fed: whether any request came in each 15-min slot (0/1), as the operator records activity\n` +
       `forecast defaults: activity expected at a ${d.activityProbability * 100}% chance of any request in a slot ` +
       `to start with, steered by the awake budget within ${d.activityProbabilityBounds.join("..")} ` +
-      `(${d.budgetGain} log-odds per slot of awake time beyond what (a) would spend), ` +
+      `(${d.budgetGain} log-odds per slot of awake time beyond ${d.budgetShare * 100}% of what (a) would spend), ` +
       `pre-wake lead ${d.prewakeLeadMs / MINUTE_MS} min, advice suspended after a silence with < ` +
       `${d.missedLikelihood * 100}% chance, acted on from confidence ${d.activateAt}\n` +
       `policy (c): idle window ${IDLE_MS / MINUTE_MS} min once the forecast is trusted ` +

@@ -3,7 +3,7 @@ import { idleWindowAwakeMs, spendBudget } from "./budget.ts";
 import { forecastConfig } from "./config.ts";
 import { SLOT_MS } from "./grid.ts";
 
-const config = forecastConfig({ activityProbability: 0.35, budgetGain: 0.05 });
+const config = forecastConfig({ activityProbability: 0.35, budgetGain: 0.05, budgetShare: 1 });
 const MIN = 60_000;
 
 describe("the awake budget", () => {
@@ -28,6 +28,13 @@ describe("the awake budget", () => {
     const up = spendBudget(0.35, { awakeMs: 2 * SLOT_MS, baselineAwakeMs: 0 }, config);
     expect(logit(up) - logit(0.35)).toBeCloseTo(2 * 0.05, 9);
     expect(spendBudget(up, { awakeMs: 0, baselineAwakeMs: 2 * SLOT_MS }, config)).toBeCloseTo(0.35, 9);
+  });
+
+  it("aims a little under the idle window's awake time: the same awake time is a small overspend", () => {
+    const aimed = forecastConfig({ activityProbability: 0.35, budgetGain: 0.05, budgetShare: 0.99 });
+    const next = spendBudget(0.35, { awakeMs: 100 * SLOT_MS, baselineAwakeMs: 100 * SLOT_MS }, aimed);
+    const logit = (p: number) => Math.log(p / (1 - p));
+    expect(logit(next) - logit(0.35)).toBeCloseTo(0.05 * 100 * 0.01, 9);
   });
 
   it.each([

@@ -13,13 +13,16 @@ export type AwakeSpend = { awakeMs: number; baselineAwakeMs: number };
 const logit = (p: number) => Math.log(p / (1 - p));
 const logistic = (x: number) => 1 / (1 + Math.exp(-x));
 
-/** The chance threshold after `spend`: moved on the log-odds scale by the overspend, within the config's bounds. */
+/**
+ * The chance threshold after `spend`: moved on the log-odds scale by the overspend against the share of the idle
+ * window's awake time the budget aims at, within the config's bounds.
+ */
 export function spendBudget(threshold: number, spend: AwakeSpend, config: ForecastConfig): number {
   const [low, high] = config.activityProbabilityBounds;
   const start = Number.isFinite(threshold)
     ? Math.min(high, Math.max(low, threshold))
     : config.activityProbability;
-  const overspend = (spend.awakeMs - spend.baselineAwakeMs) / SLOT_MS;
+  const overspend = (spend.awakeMs - config.budgetShare * spend.baselineAwakeMs) / SLOT_MS;
   if (!Number.isFinite(overspend)) return start;
   const moved = logistic(logit(start) + config.budgetGain * overspend);
   return Math.min(high, Math.max(low, moved));

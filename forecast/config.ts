@@ -89,6 +89,12 @@ export type ForecastConfig = {
    * alone would have spent (see `budget.ts`).
    */
   budgetGain: number;
+  /**
+   * Share of the idle window's awake time the budget aims at. Steering settles with a debt: the awake time spent
+   * while the threshold moved from where it started to where it holds, which is smaller the larger the gain;
+   * aiming a little under the idle window's awake time pays it, so the promise holds over time.
+   */
+  budgetShare: number;
   /** Optional floor on the forecast mean of a slot with activity expected (0: the chance alone decides). */
   activityThreshold: number;
   /** Wake this long before the first slot with activity expected (the wake itself takes time). */
@@ -153,7 +159,8 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   fitMaxEvaluations: 160,
   activityProbability: 0.35,
   activityProbabilityBounds: [0.1, 0.9],
-  budgetGain: 0.05,
+  budgetGain: 0.2,
+  budgetShare: 0.995,
   activityThreshold: 0,
   prewakeLeadMs: 2 * 60 * 1000,
   quietProbability: 0.1,
