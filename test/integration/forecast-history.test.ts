@@ -50,6 +50,20 @@ describe("a new forecast started from the activity history in Prometheus", () =>
       (e) => e.regarding?.name === `${name}.deployment`,
     );
 
+  /**
+   * Waits until `name`'s ManagedWorkload says Unmanaged and the others' histories have been read, and a little
+   * more: by then its own would have been read too, had it been asked for.
+   */
+  const unmanagedWhileOthersAreRead = async (name: string) => {
+    await eventually(`${name} reported unmanaged`, async () =>
+      (await mw(name)).status?.phase === "Unmanaged" ? true : undefined,
+    );
+    await eventually("the others' histories read", async () =>
+      (await events("learns")).find((e) => e.reason === "ForecastHistoryLearned"),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+  };
+
   beforeAll(async () => {
     clients = clusterClients();
     await installManagedWorkloadCrd(clients);
@@ -165,14 +179,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
   });
 
   it("reads a workload's history once the workload exists, not while its ManagedWorkload waits for it", async () => {
-    await eventually("the missing target reported", async () =>
-      (await mw("later")).status?.phase === "Unmanaged" ? true : undefined,
-    );
-    // The others' histories are read by now, and one for the missing target would have been too.
-    await eventually("the others' histories read", async () =>
-      (await events("learns")).find((e) => e.reason === "ForecastHistoryLearned"),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await unmanagedWhileOthersAreRead("later");
     const created = await clients.apps.createNamespacedDeployment({
       namespace,
       body: httpDeployment({ namespace, name: "later", replicas: 1, cpu: "5m" }),
@@ -188,14 +195,7 @@ describe("a new forecast started from the activity history in Prometheus", () =>
   });
 
   it("reads a protected workload's history once the protection is lifted, not while it is left alone", async () => {
-    await eventually("the protection reported", async () =>
-      (await mw("shielded")).status?.phase === "Unmanaged" ? true : undefined,
-    );
-    // The others' histories are read by now, and the protected one's would have been too.
-    await eventually("the others' histories read", async () =>
-      (await events("learns")).find((e) => e.reason === "ForecastHistoryLearned"),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await unmanagedWhileOthersAreRead("shielded");
     const historyEvents = async () =>
       (await events("shielded")).filter((e) => e.reason?.startsWith("ForecastHistory"));
     expect(await historyEvents()).toEqual([]);
