@@ -283,14 +283,25 @@ describe("anomalies", () => {
       const { events } = observe(learned, { slot: monday + 32, value: 1 }, config);
       expect(events.filter((e) => e.kind === "anomaly")).toEqual([]);
     });
-    it("flags a count in it as a count, and learns it clipped, so one burst does not make every hour busy", () => {
+    it("flags a count in it as a count, and learns it as activity (1), so one burst does not make every hour busy", () => {
       expect(learned.burstSize).toBe(OCCUPANCY);
       const night = monday + DAY_SLOTS + 4; // 01:00 the next night
       const { engine, events } = observe(learned, { slot: monday + 40, value: 100 }, config);
       const anomaly = events.find((e) => e.kind === "anomaly");
       expect(anomaly).toMatchObject({ observed: 100, direction: "above" });
-      expect(anomaly?.kind === "anomaly" && anomaly.learned).toBeGreaterThanOrEqual(1);
-      expect(anomaly?.kind === "anomaly" && anomaly.learned).toBeLessThan(3);
+      expect(anomaly?.kind === "anomaly" && anomaly.learned).toBe(1);
+      expect(patternMean(engine, night, config) ?? Number.NaN).toBeLessThan(0.1);
+    });
+    it("learns counts in it as activity however long they last: an hour of 100 a slot is no new level", () => {
+      const night = monday + DAY_SLOTS + 4;
+      const day = Array.from({ length: 44 }, (_, i) => ({
+        slot: monday + i,
+        value: i >= 40 ? 100 : i >= 32 ? 1 : 0,
+      }));
+      const { engine, events } = observeAll(learned, day, config);
+      const counts = events.filter((e) => e.kind === "anomaly" && e.observed === 100);
+      expect(counts).toHaveLength(4);
+      expect(counts.map((e) => (e.kind === "anomaly" ? e.learned : 0))).toEqual([1, 1, 1, 1]);
       expect(patternMean(engine, night, config) ?? Number.NaN).toBeLessThan(0.1);
     });
   });

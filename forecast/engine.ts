@@ -341,10 +341,12 @@ function scoreAndClip(
     draft.accuracy = recordAccuracy(draft.accuracy, outcome, config);
   }
 
-  let learned = value;
-  // A series calibrated as 0/1 can still bring a count (its first burst of requests): that is judged and clipped
-  // as a count, or one burst would teach every hour of the day to expect activity until the next refit.
-  const zeroOne = draft.burstSize === OCCUPANCY && value <= 1;
+  // In a series calibrated as 0/1 the model's values are chances, and a count there (a burst of requests) is
+  // activity: it is judged as a count, so a burst is flagged, but learned as 1, or one burst, or an hour of them,
+  // would teach every hour of the day to expect activity.
+  const occupancy = draft.burstSize === OCCUPANCY;
+  const zeroOne = occupancy && value <= 1;
+  let learned = occupancy ? Math.min(1, value) : value;
   const isAnomaly = isAnomalous(value, expected, sigma, zeroOne, config);
   if (isAnomaly) {
     const direction = error > 0 ? "above" : "below";
@@ -352,11 +354,10 @@ function scoreAndClip(
     draft.anomalyRun = run;
     const patternChanged = Math.abs(run) >= config.anomalyRunToAccept;
     const reach = config.anomalyClipZ * sigma;
-    // A 0/1 sample is bounded already, and clipping it slowed learning changed hours (decision 4). A count in a
-    // 0/1 series is still activity: it is learned as 1 at least.
-    const ceiling = draft.burstSize === OCCUPANCY ? Math.max(1, expected + reach) : expected + reach;
-    learned =
-      patternChanged || zeroOne ? value : Math.max(0, Math.min(ceiling, Math.max(expected - reach, value)));
+    // A 0/1 sample is bounded already, and clipping it slowed learning changed hours (decision 4).
+    if (!occupancy && !patternChanged) {
+      learned = Math.max(0, Math.min(expected + reach, Math.max(expected - reach, value)));
+    }
     events.push({
       kind: "anomaly",
       atMs: slotStartMs(slot),
