@@ -79,16 +79,39 @@ export function issueCertificate(
       { shortName: "CN", value: req.commonName },
     ]);
   }
-  cert.setIssuer(caCert.subject.attributes);
+  cert.setIssuer(issuerOf(caCert));
   cert.setExtensions([
     { name: "basicConstraints", cA: false },
     { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
     extendedKeyUsage(req.usage),
     ...subjectAltNames(req),
-    { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
+    { name: "authorityKeyIdentifier", keyIdentifier: keyIdentifierOf(caCert) },
   ]);
   cert.sign(caKey, forge.md.sha256.create());
   return toPem(cert, keys.privateKey);
+}
+
+/**
+ * The CA's subject as a leaf's issuer, byte for byte, as verifiers match them: forge reads a UTF8String value as
+ * its raw bytes and would encode them again (a CA of "Société Générale" would issue leaves nobody trusts).
+ */
+function issuerOf(caCert: forge.pki.Certificate): forge.pki.CertificateField[] {
+  return caCert.subject.attributes.map((attribute) =>
+    (attribute.valueTagClass as number) === forge.asn1.Type.UTF8 && typeof attribute.value === "string"
+      ? { ...attribute, value: forge.util.decodeUtf8(attribute.value) }
+      : attribute,
+  );
+}
+
+/**
+ * The key identifier a leaf names its CA by: the CA's own, as OpenSSL matches it, and computed (as forge and
+ * Napwake's CAs do) only for a CA that has none.
+ */
+function keyIdentifierOf(caCert: forge.pki.Certificate): string {
+  const own = caCert.getExtension("subjectKeyIdentifier") as { subjectKeyIdentifier?: string } | undefined;
+  return own?.subjectKeyIdentifier
+    ? forge.util.hexToBytes(own.subjectKeyIdentifier)
+    : caCert.generateSubjectKeyIdentifier().getBytes();
 }
 
 /** Validity window of a PEM certificate, for renewal decisions. */
