@@ -255,6 +255,31 @@ describe("metadataProblems", () => {
     expect(metadataProblems({ labels: { [key]: "true" } }, { labels: { [key]: "true" } })).toEqual([]);
   });
 
+  it.each([
+    [
+      "label",
+      { labels: { "napwake.dev/ignore": "" } },
+      "label napwake.dev/ignore does nothing on a ManagedWorkload",
+    ],
+    [
+      "label",
+      { labels: { "napwake.dev/managed": "false" } },
+      "label napwake.dev/managed does nothing on a ManagedWorkload",
+    ],
+    [
+      "annotation",
+      { annotations: { "napwake.dev/ignore": "" } },
+      "annotation napwake.dev/ignore does nothing: Napwake reads napwake.dev/ignore as a label",
+    ],
+  ])(
+    "refuses a workload's %s on a ManagedWorkload, and says to set it on the workload",
+    (_, meta, problem) => {
+      const [found] = metadataProblems(meta, undefined, "ManagedWorkload");
+      expect(found).toContain(problem);
+      expect(found).toContain("set it as a label on the target workload (Deployment or StatefulSet)");
+    },
+  );
+
   it("says what the managed label must be", () => {
     expect(metadataProblems({ labels: { "napwake.dev/managed": "yes" } })[0]).toBe(
       'label napwake.dev/managed="yes" is invalid: it must be "true" (opt in) or "false" (opt out). ' +

@@ -97,7 +97,7 @@ export function metadataProblems(
     ...changedNapwakeKeys(meta, old, "annotations").map(([key, value]) =>
       annotationProblem(key, value, on, nowMs),
     ),
-    ...changedNapwakeKeys(meta, old, "labels").map(([key, value]) => labelProblem(key, value)),
+    ...changedNapwakeKeys(meta, old, "labels").map(([key, value]) => labelProblem(key, value, on)),
   ].filter((problem) => problem !== undefined);
 }
 
@@ -136,8 +136,14 @@ export function namespaceMetadataProblems(meta: Metadata | undefined, old?: Meta
   ].filter((problem) => problem !== undefined);
 }
 
-/** A `napwake.dev/` label Napwake does not read (a typo, or an annotation given as a label) would do nothing. */
-function labelProblem(key: string, value: string): string | undefined {
+/**
+ * A `napwake.dev/` label Napwake does not read (a typo, an annotation given as a label, or a workload's label on
+ * a ManagedWorkload) would do nothing.
+ */
+function labelProblem(key: string, value: string, on: AnnotatedKind = "workload"): string | undefined {
+  if (on === "ManagedWorkload" && knownLabels.includes(key)) {
+    return `label ${key} does nothing on a ManagedWorkload: Napwake reads it on the workload. Fix: ${labelOnTheWorkload(key)}.`;
+  }
   if (key === labels.managed && !isBoolean(value)) {
     return (
       `label ${labels.managed}=${JSON.stringify(value)} is invalid: it must be "true" (opt in) or "false" (opt out). ` +
@@ -165,7 +171,8 @@ export function annotationProblem(
   const rule = annotationRules[key];
   if (!rule) {
     if (knownLabels.includes(key)) {
-      return `annotation ${key} does nothing: Napwake reads ${key} as a label. Fix: set it as a label instead.`;
+      const fix = on === "ManagedWorkload" ? labelOnTheWorkload(key) : "set it as a label instead";
+      return `annotation ${key} does nothing: Napwake reads ${key} as a label. Fix: ${fix}.`;
     }
     const here = knownAnnotations.filter((known) => readOn(known) === on);
     return (
@@ -181,6 +188,11 @@ export function annotationProblem(
   }
   if (!rule.valid(value)) return invalid(key, value, rule);
   return nowMs === undefined || rule !== rfc3339 ? undefined : stampAhead(key, value, nowMs);
+}
+
+/** The fix for a workload's label written on a ManagedWorkload. */
+function labelOnTheWorkload(key: string): string {
+  return `remove it here and set it as a label on the target workload (Deployment or StatefulSet): kubectl label <kind>/<name> ${key}=...`;
 }
 
 function invalid(key: string, value: string, rule: Rule): string {
