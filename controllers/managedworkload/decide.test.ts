@@ -1539,6 +1539,20 @@ describe("decide: the Paused condition and the let-go status", () => {
 });
 
 describe("decide: dry-run", () => {
+  it("records a pause request used up in dry-run as handled, so turning dry-run off does not pause a busy workload", () => {
+    // Adopted two hours ago, in dry-run; asked to pause an hour ago; busy since.
+    const requested = { annotations: { [annotations.pauseRequested]: iso(t0 - 60 * min) } };
+    const status = { ...awakeFor(1), phase: "DryRun" as const };
+    const inDryRun = decide(observe({ mw: mw({ dryRun: true }, status, requested), activity: busy(t0) }));
+    expect(inDryRun.status.lastHandledPauseRequest).toBe(iso(t0 - 60 * min));
+    const later = t0 + 30_000;
+    const off = decide(
+      observe({ nowMs: later, mw: mw({ dryRun: false }, inDryRun.status, requested), activity: busy(later) }),
+    );
+    expect(off.writes).toEqual([]);
+    expect(off.status.phase).toBe("Awake");
+  });
+
   it.each([
     { when: "before any activity since", activity: idle(t0), would: true },
     {

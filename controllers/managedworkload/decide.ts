@@ -480,6 +480,10 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   // would have woken on, or it would count as a would-be pause for as long as it stood.
   const requestsSinceMs = inDryRun(obs) && activity ? Math.max(awakeSinceMs, activity.ms) : awakeSinceMs;
   const pauseRequested = pauseRequestedAfter(obs, requestsSinceMs);
+  // A request used up so is recorded as handled: the wake that used it up leaves no trace, and once dry-run is
+  // off the request would pause the workload, busy or not.
+  const usedUp = inDryRun(obs) && pauseRequested === null && pauseRequestedAfter(obs, awakeSinceMs) !== null;
+  if (usedUp) next = { ...next, ...handledPauseRequest(obs, manualRequests(obs).pause) };
   const manual = pauseRequested !== null;
   const clock = manual
     ? {
