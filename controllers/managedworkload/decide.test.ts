@@ -1114,6 +1114,22 @@ describe("decide: the operator's clock stepping back", () => {
     expect(d.writes).toEqual([]);
     expect(d.status.lastActivity?.time).toBe(iso(t0));
   });
+
+  it("takes a wake stamped ahead of now as now, so the workload pauses after its idle window, not after the step", () => {
+    // Woken by a resume at what a clock two hours fast read as 12:00 (really 10:00), idle since.
+    const ahead = withPaused(
+      { lastActivity: { time: iso(t0 + 120 * min), source: "manual" } },
+      "False",
+      "Resumed",
+      "resumed",
+      t0 + 120 * min,
+    );
+    const first = decide(observe({ mw: mw({}, ahead), activity: idle(t0) }));
+    expect(pausedCondition(first)).toMatchObject({ status: "False", lastTransitionTime: iso(t0) });
+    const later = t0 + 31 * min;
+    const d = decide(observe({ nowMs: later, mw: mw({}, first.status), activity: idle(later) }));
+    expect(d.writes).toContainEqual({ kind: "scale", from: 3, to: 0 });
+  });
 });
 
 describe("decide: a workload back under Napwake's watch", () => {

@@ -89,7 +89,7 @@ export function decide(obs: Observation): Decision {
       "scaled to zero outside Napwake; scale it up and Napwake manages it again",
     );
   }
-  return whileAwake(obs, target, status);
+  return whileAwake(obs, target, wokenNotAhead(obs, status));
 }
 
 // ---- status helpers ----
@@ -890,6 +890,21 @@ function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
 }
 
 // ---- small pure helpers ----
+
+/**
+ * A wake stamped ahead of this clock (by a former leader's fast clock, or this one before it was set back) is
+ * taken as now and written back so, as an activity stamp ahead is: it would keep the workload awake for the
+ * size of the step.
+ */
+function wokenNotAhead(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
+  const woken = findCondition(status.conditions, conditionTypes.paused);
+  if (woken?.status !== "False" || (timeOf(woken.lastTransitionTime) ?? obs.nowMs) <= obs.nowMs)
+    return status;
+  const conditions = (status.conditions ?? []).map((c) =>
+    c === woken ? { ...c, lastTransitionTime: iso(obs.nowMs) } : c,
+  );
+  return { ...status, conditions };
+}
 
 /** The Paused condition as it is (a wake's reason), judged at this generation: observedGeneration moves on. */
 function keptAtThisGeneration(obs: Observation, status: ManagedWorkloadStatus): ManagedWorkloadStatus {
