@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { findCondition } from "../../api/conditions.ts";
 import { annotations, labels } from "../../api/keys.ts";
 import type {
   ManagedWorkload,
@@ -994,6 +995,19 @@ describe("decide: status", () => {
     };
     const d = decide(observe({ mw: mw({ dryRun: true }, { ...awakeFor(90), dryRun: accounted }) }));
     expect(d.status.dryRun).toEqual(accounted);
+  });
+
+  it("decides the same status a few seconds later while it would pause: no idle time running on in it", () => {
+    const awake = withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 120 * min);
+    const first = decide(observe({ mw: mw({ dryRun: true }, awake) }));
+    expect(first.status.phase).toBe("DryRun");
+    const again = decide(
+      observe({ nowMs: t0 + 2_000, mw: mw({ dryRun: true }, first.status), activity: idle(t0) }),
+    );
+    expect(again.status).toEqual(first.status);
+    expect(findCondition(again.status.conditions, "DryRun")?.message).toBe(
+      `dry-run: would pause 3 replicas since ${iso(t0)} (idle for the idle window)`,
+    );
   });
 
   it("keeps dry-run's total when the workload turns active again", () => {

@@ -518,7 +518,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
     const idleFromMs = Math.max(activity?.ms ?? Number.NEGATIVE_INFINITY, awakeSinceMs);
     return { ...awake, events: [vetoEvent(idleFromMs)] };
   }
-  if (inDryRun(obs)) return dryRunPause(obs, target, next, clock.reason);
+  if (inDryRun(obs)) return dryRunPause(obs, target, next, manual ? clock.reason : null);
   const note = `paused from ${replicaCount(target.replicas)}: ${clock.reason}`;
   next = condition(
     obs,
@@ -637,12 +637,15 @@ function dryRunAwake(obs: Observation, status: ManagedWorkloadStatus): ManagedWo
   });
 }
 
-/** Dry-run decides but never scales; it adds up the replica-hours a pause would have saved. */
+/**
+ * Dry-run decides but never scales; it adds up the replica-hours a pause would have saved. `requested`: the pause
+ * request that would have paused it, or null for the idle window.
+ */
 function dryRunPause(
   obs: Observation,
   target: TargetState,
   status: ManagedWorkloadStatus,
-  reason: string,
+  requested: string | null,
 ): Decision {
   const previous = status.dryRun ?? {};
   const since = previous.wouldPauseSince ?? iso(obs.nowMs);
@@ -661,7 +664,9 @@ function dryRunPause(
       heldReplicaHours: round(heldReplicaHours),
     },
   };
-  const note = `dry-run: would pause ${replicaCount(target.replicas)} (${reason})`;
+  // The same words while it would pause: the idle time, running on, would rewrite status at every reconcile.
+  const why = requested ?? "idle for the idle window";
+  const message = `dry-run: would pause ${replicaCount(target.replicas)} since ${since} (${why})`;
   return {
     writes: [],
     status: condition(
@@ -670,7 +675,7 @@ function dryRunPause(
       conditionTypes.dryRun,
       "True",
       "WouldPause",
-      note,
+      message,
     ),
     events: [
       {
@@ -682,7 +687,7 @@ function dryRunPause(
       },
     ],
     requeueAfterMs: obs.settings.checkIntervalMs,
-    summary: note,
+    summary: message,
   };
 }
 
