@@ -1568,6 +1568,51 @@ describe("decide: the Paused condition and the let-go status", () => {
   });
 });
 
+describe("decide: the tool that sets spec.replicas", () => {
+  const helm = (replicas: boolean) => ({
+    manager: "helm",
+    operation: "Update",
+    fieldsV1: { "f:spec": replicas ? { "f:replicas": {}, "f:template": {} } : { "f:template": {} } },
+  });
+  const napwakeScale = {
+    manager: "napwake",
+    operation: "Update",
+    subresource: "scale",
+    fieldsV1: { "f:spec": { "f:replicas": {} } },
+  };
+
+  it("is still reported once Napwake's own scale to zero has taken spec.replicas from it", () => {
+    const awake = withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 120 * min);
+    const pause = decide(
+      observe({ mw: mw({}, awake), target: { ...target(3), managedFields: [helm(true)] } }),
+    );
+    expect(pause.status.gitOps?.tool).toBe("helm");
+    const paused = {
+      ...target(0, { [annotations.pausedFrom]: "3" }),
+      managedFields: [helm(false), napwakeScale],
+    };
+    const next = decide(
+      observe({ nowMs: t0 + 1_000, mw: mw({}, pause.status), target: paused, activity: null }),
+    );
+    expect(next.status.gitOps?.tool).toBe("helm");
+    expect(findCondition(next.status.conditions, "GitOpsReplicas")).toMatchObject({
+      status: "True",
+      reason: "helm",
+    });
+  });
+
+  it("is no longer reported once someone else has taken spec.replicas", () => {
+    const reported = {
+      ...awakeFor(1),
+      gitOps: { tool: "helm" as const, manager: "helm", message: "helm sets it" },
+    };
+    const d = decide(
+      observe({ mw: mw({}, reported), target: { ...target(3), managedFields: [helm(false)] } }),
+    );
+    expect(d.status.gitOps).toBeUndefined();
+  });
+});
+
 describe("decide: dry-run", () => {
   it("records a pause request used up in dry-run as handled, so turning dry-run off does not pause a busy workload", () => {
     // Adopted two hours ago, in dry-run; asked to pause an hour ago; busy since.

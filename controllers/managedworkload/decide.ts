@@ -34,7 +34,7 @@ import { replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
-import { type ReplicasOwner, replicasOwner } from "./gitops.ts";
+import { type ReplicasOwner, replicasOwner, replicasTakenByUs } from "./gitops.ts";
 import type {
   ActivitySample,
   Decision,
@@ -168,7 +168,8 @@ function withTargetFacts(
         "None",
         "no HPA or KEDA ScaledObject scales the target",
       );
-  const owner = replicasOwnerOf(obs, target);
+  // Napwake's own scale took the field: the tool reported before the pause still sets it on its next apply.
+  const owner = replicasOwnerOf(obs, target) ?? reportedBeforePause(obs, target, status);
   next = owner
     ? condition(
         obs,
@@ -187,6 +188,18 @@ function withTargetFacts(
         "no GitOps tool sets spec.replicas",
       );
   return next;
+}
+
+/** The tool status reported setting spec.replicas, while Napwake's own scale holds the field, or null. */
+function reportedBeforePause(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+): ReplicasOwner | null {
+  const { tool, manager, message } = status.gitOps ?? {};
+  if (!tool || !manager || !message || !replicasTakenByUs(target.managedFields, obs.fieldManager))
+    return null;
+  return { tool, manager, message };
 }
 
 function unmanaged(

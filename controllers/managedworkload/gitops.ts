@@ -66,6 +66,17 @@ export function replicasOwner(
   return owner ? { ...owner, message: fixFor(owner.tool, owner.manager, workload) } : null;
 }
 
+/**
+ * Whether `ourManager` (Napwake's scales, through the scale subresource) holds `spec.replicas` now: a pause took
+ * it from whoever set it, which says nothing of whether that tool will set it again.
+ */
+export function replicasTakenByUs(
+  managedFields: readonly ManagedFieldsEntry[] | undefined,
+  ourManager: string,
+): boolean {
+  return (managedFields ?? []).some((entry) => entry.manager === ourManager && ownsReplicas(entry.fieldsV1));
+}
+
 function ownsReplicas(fieldsV1: object | undefined): boolean {
   const spec = (fieldsV1 as Record<string, unknown> | undefined)?.["f:spec"];
   return typeof spec === "object" && spec !== null && "f:replicas" in spec;
