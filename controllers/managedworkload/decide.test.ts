@@ -748,6 +748,53 @@ describe("decide: CPU while a pre-woken workload starts", () => {
 });
 
 describe("decide: kubectl napwake requests", () => {
+  it.each([
+    { what: "the same time as the pause request that paused it", afterMs: 0 },
+    { what: "after that request, though before the reconcile that made the pause", afterMs: 1 },
+  ])("wakes on a resume stamped $what: a tie errs toward awake", ({ afterMs }) => {
+    const requestedMs = t0 - 2_000;
+    const awake = withPaused(awakeFor(5), "False", "Active", "the workload is awake", t0 - 60 * min);
+    const asked = { annotations: { [annotations.pauseRequested]: iso(requestedMs) } };
+    const pause = decide(observe({ mw: mw({}, awake, asked) }));
+    expect(pause.writes).toContainEqual({ kind: "scale", from: 3, to: 0 });
+    const both = {
+      annotations: { ...asked.annotations, [annotations.resumeRequested]: iso(requestedMs + afterMs) },
+    };
+    const later = t0 + 2_000;
+    const d = decide(
+      observe({
+        nowMs: later,
+        mw: mw({}, pause.status, both),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+
+  it("leaves a pause the idle clock made later alone, though that resume still stands", () => {
+    const requestedMs = t0 - 120 * min;
+    const annotationsOn = {
+      [annotations.pauseRequested]: iso(requestedMs),
+      [annotations.resumeRequested]: iso(requestedMs + 1),
+    };
+    const idlePause = withPaused(
+      { ...pausedStatus(t0 - 10 * min), lastHandledPauseRequest: iso(requestedMs) },
+      "True",
+      "Idle",
+      "paused from 3 replicas",
+      t0 - 10 * min,
+    );
+    const d = decide(
+      observe({
+        mw: mw({}, idlePause, { annotations: annotationsOn }),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(d.writes.filter((w) => w.kind === "scale")).toEqual([]);
+  });
+
   it.each<{
     name: string;
     annotationsOn: Record<string, string>;

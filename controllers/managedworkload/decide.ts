@@ -379,21 +379,33 @@ function whilePaused(
   const pausedByHand =
     (pausedCondition?.status === "True" && PAUSED_BY_HAND.has(pausedCondition.reason)) ||
     pauseRequested !== null;
+  // A resume stamped at or after the pause request that made this pause wins (a tie errs toward awake), though
+  // the pause itself came later, at this clock's time of the reconcile that made it.
+  const resumedOverHandPause =
+    pausedCondition?.status === "True" &&
+    PAUSED_BY_HAND.has(pausedCondition.reason) &&
+    resumeAfterHandledPause(obs);
   const wake = inDryRun(obs)
     ? {
         action: "wake" as const,
         reason: "dry-run is on: a paused workload is woken and only decisions are recorded",
         nextCheckAtMs: null,
       }
-    : decideClock({
-        nowMs: obs.nowMs,
-        lastActivityMs: activity ? activity.ms : null,
-        awakeSinceMs: null,
-        pausedSinceMs,
-        paused: true,
-        idleWindowMs: idleWindowMs(obs),
-        forecast: pausedByHand ? null : obs.forecast,
-      });
+    : resumedOverHandPause
+      ? {
+          action: "wake" as const,
+          reason: "kubectl napwake resume after the pause request",
+          nextCheckAtMs: null,
+        }
+      : decideClock({
+          nowMs: obs.nowMs,
+          lastActivityMs: activity ? activity.ms : null,
+          awakeSinceMs: null,
+          pausedSinceMs,
+          paused: true,
+          idleWindowMs: idleWindowMs(obs),
+          forecast: pausedByHand ? null : obs.forecast,
+        });
   if (wake.action === "wake") {
     // A resume request is activity to the clock; the note names it as what it is.
     const byRequest = wake.byForecast === undefined && activity?.source === "manual" && !inDryRun(obs);
@@ -840,6 +852,13 @@ function handledPauseRequest(
 ): Pick<ManagedWorkloadStatus, "lastHandledPauseRequest"> {
   const value = obs.mw.metadata.annotations?.[annotations.pauseRequested];
   return requested !== null && value !== undefined ? { lastHandledPauseRequest: value } : {};
+}
+
+/** A resume request stamped at or after the pause request last acted on, and not overridden by a later pause. */
+function resumeAfterHandledPause(obs: Observation): boolean {
+  const { pause, resume } = manualRequests(obs);
+  const handled = timeOf(obs.mw.status?.lastHandledPauseRequest);
+  return resume !== null && handled !== null && resume >= handled && (pause === null || resume >= pause);
 }
 
 /**
