@@ -102,34 +102,24 @@ describe("a new forecast started from the activity history in Prometheus", () =>
         awakeSince(clock.now() - 2 * hour),
       );
     }
+    /** A Deployment of one replica, managed with `spec`. */
+    const managed = async (name: string, spec: Parameters<typeof managedWorkload>[3]) => {
+      await clients.apps.createNamespacedDeployment({
+        namespace,
+        body: httpDeployment({ namespace, name, replicas: 1, cpu: "5m" }),
+      });
+      await clients.custom.createNamespacedCustomObject({
+        ...managedWorkloadApi,
+        namespace,
+        body: managedWorkload(namespace, `${name}.deployment`, name, spec),
+      });
+    };
     // refused: an activity query Prometheus cannot parse, so its history cannot be read.
-    await clients.apps.createNamespacedDeployment({
-      namespace,
-      body: httpDeployment({ namespace, name: "refused", replicas: 1, cpu: "5m" }),
-    });
-    await clients.custom.createNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace,
-      body: managedWorkload(namespace, "refused.deployment", "refused", {
-        idle: {
-          window: "30m",
-          activityQueries: [{ name: "backlog", query: "sum(queue_depth", threshold: 1 }],
-        },
-      }),
+    await managed("refused", {
+      idle: { window: "30m", activityQueries: [{ name: "backlog", query: "sum(queue_depth", threshold: 1 }] },
     });
     // shielded: protected, so not managed until the protection is lifted.
-    await clients.apps.createNamespacedDeployment({
-      namespace,
-      body: httpDeployment({ namespace, name: "shielded", replicas: 1, cpu: "5m" }),
-    });
-    await clients.custom.createNamespacedCustomObject({
-      ...managedWorkloadApi,
-      namespace,
-      body: managedWorkload(namespace, "shielded.deployment", "shielded", {
-        protected: true,
-        idle: { window: "30m" },
-      }),
-    });
+    await managed("shielded", { protected: true, idle: { window: "30m" } });
     // later: its ManagedWorkload comes before the Deployment.
     await clients.custom.createNamespacedCustomObject({
       ...managedWorkloadApi,
