@@ -1,3 +1,5 @@
+import { annotations } from "./keys.ts";
+
 /** metav1.ObjectMeta of a namespaced object, as our custom resources are read and written. */
 export interface NamespacedObjectMeta {
   name: string;
@@ -17,6 +19,17 @@ export interface NamespacedObjectMeta {
     controller?: boolean;
     blockOwnerDeletion?: boolean;
   }[];
+}
+
+/**
+ * napwake.dev/paused-from on a workload as a count; a malformed value counts as absent (the validating webhook
+ * refuses it).
+ */
+export function pausedFromOf(target: {
+  readonly annotations: Readonly<Record<string, string>>;
+}): number | null {
+  const raw = target.annotations[annotations.pausedFrom];
+  return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
 }
 
 /** An RFC 3339 time (a metadata or status timestamp) in ms, or null when absent or unreadable. */

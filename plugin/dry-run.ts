@@ -1,4 +1,5 @@
 /** Whether a ManagedWorkload is in dry-run, as the plugin can tell. Pure. */
+import { findCondition } from "../api/conditions.ts";
 import { conditionTypes } from "../api/keys.ts";
 import type { ManagedWorkload } from "../api/managedworkload.ts";
 
@@ -8,5 +9,5 @@ import type { ManagedWorkload } from "../api/managedworkload.ts";
  */
 export function inDryRun(mw: ManagedWorkload): boolean {
   if (mw.spec.dryRun === true || mw.status?.phase === "DryRun") return true;
-  return mw.status?.conditions?.some((c) => c.type === conditionTypes.dryRun && c.status === "True") ?? false;
+  return findCondition(mw.status?.conditions, conditionTypes.dryRun)?.status === "True";
 }

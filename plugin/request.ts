@@ -2,9 +2,10 @@
  * `kubectl napwake pause` and `resume`: the annotation to set on the ManagedWorkload and what to tell the
  * person about what the next reconcile will do (see controllers/managedworkload/decide.ts). Pure.
  */
+import { findCondition } from "../api/conditions.ts";
 import { annotations, conditionTypes, labels } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
-import { farAhead, timeOf } from "../api/meta.ts";
+import { farAhead, pausedFromOf, timeOf } from "../api/meta.ts";
 import { replicaCount } from "../api/text.ts";
 import type { Action } from "./args.ts";
 import { inDryRun } from "./dry-run.ts";
@@ -67,7 +68,7 @@ export function requestTime(
 
 /** When the workload was last paused or woken, as its status says: the Paused condition's flip, and pausedAt. */
 function lastPauseOrWakeMs(mw: ManagedWorkload): (number | null)[] {
-  const paused = mw.status?.conditions?.find((c) => c.type === conditionTypes.paused);
+  const paused = findCondition(mw.status?.conditions, conditionTypes.paused);
   return [timeOf(paused?.lastTransitionTime), timeOf(mw.status?.pausedAt)];
 }
 
@@ -104,27 +105,21 @@ export function planRequest(
   };
 }
 
-/** The count to restore, from the target's annotation: the controller's source of truth, as in decide.ts. */
-function pausedFrom(target: TargetFacts): number | null {
-  const raw = target.annotations[annotations.pausedFrom];
-  return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
-}
-
 /** Paused by Napwake: at zero with a count to restore. */
 function isPaused(target: TargetFacts): boolean {
-  return target.replicas === 0 && pausedFrom(target) !== null;
+  return target.replicas === 0 && pausedFromOf(target) !== null;
 }
 
 /** Why the controller will not act on a request, or null. */
 function notActing(mw: ManagedWorkload): string | null {
   if (mw.status?.phase !== "Unmanaged") return null;
-  const managed = mw.status.conditions?.find((c) => c.type === "Managed");
+  const managed = findCondition(mw.status.conditions, conditionTypes.managed);
   return managed?.message || "its ManagedWorkload's phase is Unmanaged";
 }
 
 /** Why a pause, also one by hand, is blocked (a ScaledObject someone else holds), as the Paused condition says. */
 function heldElsewhere(mw: ManagedWorkload): string | null {
-  const paused = mw.status?.conditions?.find((c) => c.type === conditionTypes.paused);
+  const paused = findCondition(mw.status?.conditions, conditionTypes.paused);
   if (paused?.status !== "False" || paused.reason !== "HeldElsewhere") return null;
   return (
     paused.message.replace(/^not pausing: /, "") || "a ScaledObject someone else holds keeps its replicas"
@@ -133,7 +128,7 @@ function heldElsewhere(mw: ManagedWorkload): string | null {
 
 function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   const name = target.name;
-  const held = pausedFrom(target);
+  const held = pausedFromOf(target);
   if (isPaused(target)) {
     return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: traffic or kubectl napwake resume wakes it`;
   }
@@ -156,7 +151,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
 
 function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
   const name = target.name;
-  const held = pausedFrom(target);
+  const held = pausedFromOf(target);
   if (isPaused(target) && held !== null) {
     return `${name} will be resumed at the next reconcile (replicas 0 → ${held})`;
   }

@@ -3,9 +3,10 @@
  * table. Pure; the time is given.
  */
 import type { V1ObjectMeta } from "@kubernetes/client-node";
-import { annotations, conditionTypes } from "../api/keys.ts";
+import { findCondition } from "../api/conditions.ts";
+import { conditionTypes } from "../api/keys.ts";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
-import { timeOf } from "../api/meta.ts";
+import { pausedFromOf, timeOf } from "../api/meta.ts";
 import { inDryRun } from "./dry-run.ts";
 import { describeTarget } from "./workload-ref.ts";
 
@@ -100,13 +101,12 @@ type Status = NonNullable<ManagedWorkload["status"]>;
  */
 function heldReplicas(status: Status, target: TargetReplicas | undefined): number | null {
   if (status.pausedFrom !== undefined) return status.pausedFrom;
-  const raw = target?.annotations[annotations.pausedFrom];
-  return target?.replicas === 0 && raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
+  return target?.replicas === 0 ? pausedFromOf(target) : null;
 }
 
 function phaseReason(status: Status): string | null {
   const type = status.phase === "Unmanaged" ? conditionTypes.managed : conditionTypes.paused;
-  return status.conditions?.find((c) => c.type === type)?.reason || null;
+  return findCondition(status.conditions, type)?.reason || null;
 }
 
 /** Phases in which the controller runs the idle clock: an awake workload, or one in dry-run (never paused). */
@@ -126,7 +126,7 @@ function idleSinceMs(mw: ManagedWorkload, status: Status): number | null {
 
 /** When an awake workload was last woken: the Paused condition's turn to False, else its adoption. */
 function awakeSinceMs(mw: ManagedWorkload, status: Status): number | null {
-  const paused = status.conditions?.find((c) => c.type === conditionTypes.paused);
+  const paused = findCondition(status.conditions, conditionTypes.paused);
   // Status still says paused (the write after a wake was lost): the controller restarts the clock, from a
   // time the plugin cannot see.
   if (paused?.status === "True" || status.pausedAt !== undefined) return null;

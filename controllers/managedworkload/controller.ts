@@ -20,7 +20,7 @@ import {
   specDefaults,
   type TargetKind,
 } from "../../api/managedworkload.ts";
-import { timeOf } from "../../api/meta.ts";
+import { pausedFromOf, timeOf } from "../../api/meta.ts";
 import { slotOf } from "../../forecast/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
@@ -34,7 +34,7 @@ import {
 import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
-import { activityKnown, decide, observedTime, pausedFromOf } from "./decide.ts";
+import { activityKnown, decide, observedTime } from "./decide.ts";
 import { type ForecastBook, type ForecastLook, type ForecastNotice, shownPrediction } from "./forecasting.ts";
 import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
 import type { ActivityMeter } from "./measure.ts";

@@ -29,7 +29,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { farAhead, timeOf } from "../../api/meta.ts";
+import { farAhead, pausedFromOf, timeOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
@@ -376,36 +376,9 @@ function whilePaused(
   // (traffic itself, or a resume request, still does).
   const pausedCondition = findCondition(status.conditions, conditionTypes.paused);
   const pauseRequested = pauseRequestedWhilePaused(obs, status, pausedSinceMs);
-  const pausedByHand =
-    (pausedCondition?.status === "True" && PAUSED_BY_HAND.has(pausedCondition.reason)) ||
-    pauseRequested !== null;
-  // A resume stamped at or after the pause request that made this pause wins (a tie errs toward awake), though
-  // the pause itself came later, at this clock's time of the reconcile that made it.
-  const resumedOverHandPause =
-    pausedCondition?.status === "True" &&
-    PAUSED_BY_HAND.has(pausedCondition.reason) &&
-    resumeAfterHandledPause(obs);
-  const wake = inDryRun(obs)
-    ? {
-        action: "wake" as const,
-        reason: "dry-run is on: a paused workload is woken and only decisions are recorded",
-        nextCheckAtMs: null,
-      }
-    : resumedOverHandPause
-      ? {
-          action: "wake" as const,
-          reason: "kubectl napwake resume after the pause request",
-          nextCheckAtMs: null,
-        }
-      : decideClock({
-          nowMs: obs.nowMs,
-          lastActivityMs: activity ? activity.ms : null,
-          awakeSinceMs: null,
-          pausedSinceMs,
-          paused: true,
-          idleWindowMs: idleWindowMs(obs),
-          forecast: pausedByHand ? null : obs.forecast,
-        });
+  const pausedByHandNow = pausedFor(status, "True", PAUSED_BY_HAND);
+  const pausedByHand = pausedByHandNow || pauseRequested !== null;
+  const wake = clockWhilePaused(obs, activity, pausedSinceMs, pausedByHandNow, pausedByHand);
   if (wake.action === "wake") {
     // A resume request is activity to the clock; the note names it as what it is.
     const byRequest = wake.byForecast === undefined && activity?.source === "manual" && !inDryRun(obs);
@@ -470,6 +443,36 @@ function whilePaused(
       ? "paused by kubectl napwake pause: not pre-woken; traffic or a resume request wakes it"
       : `paused: ${wake.reason}`,
   };
+}
+
+/**
+ * The clock's answer for a paused workload. Dry-run wakes it. A resume stamped at or after the pause request that
+ * made this pause wins (a tie errs toward awake), though the pause itself came later, at this clock's time of the
+ * reconcile that made it. Else the idle clock decides, without the forecast for a pause by hand.
+ */
+function clockWhilePaused(
+  obs: Observation,
+  activity: Activity | null,
+  pausedSinceMs: number | null,
+  pausedByHandNow: boolean,
+  pausedByHand: boolean,
+): ClockOutcome {
+  if (inDryRun(obs)) {
+    const reason = "dry-run is on: a paused workload is woken and only decisions are recorded";
+    return { action: "wake", reason, nextCheckAtMs: null };
+  }
+  if (pausedByHandNow && resumeAfterHandledPause(obs)) {
+    return { action: "wake", reason: "kubectl napwake resume after the pause request", nextCheckAtMs: null };
+  }
+  return decideClock({
+    nowMs: obs.nowMs,
+    lastActivityMs: activity ? activity.ms : null,
+    awakeSinceMs: null,
+    pausedSinceMs,
+    paused: true,
+    idleWindowMs: idleWindowMs(obs),
+    forecast: pausedByHand ? null : obs.forecast,
+  });
 }
 
 // ---- awake ----
@@ -765,7 +768,7 @@ function latestActivity(
     const startUp =
       startingUpAfterPrewake(obs, status) ||
       startingUpAfterUndo(obs, status) ||
-      startingUpForDryRun(status, obs);
+      startingUpForDryRun(obs, status);
     if (busy && !startUp) add(sample.atMs, "cpu");
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
@@ -801,7 +804,7 @@ function startingUpAfterUndo(obs: Observation, status: ManagedWorkloadStatus): b
  * A paused workload put in dry-run is woken for nothing but the dry run: its start-up CPU is not traffic, and
  * learned as activity it would teach the forecast an hour that nobody used.
  */
-function startingUpForDryRun(status: ManagedWorkloadStatus, obs: Observation): boolean {
+function startingUpForDryRun(obs: Observation, status: ManagedWorkloadStatus): boolean {
   if (!pausedFor(status, "False", WOKEN_FOR_DRY_RUN)) return false;
   return startingUp(obs, conditionTime(status, conditionTypes.paused, "False"));
 }
@@ -1033,13 +1036,6 @@ function replicasOwnerOf(obs: Observation, target: TargetState): ReplicasOwner |
 export function activityKnown(target: TargetState | null, sample: ActivitySample | null): boolean {
   if (!target) return false;
   return sample === null ? pausedFromOf(target) !== null : unknownIn(sample) === null;
-}
-
-/** napwake.dev/paused-from as a count; a malformed value counts as absent (the validating webhook refuses it). */
-export function pausedFromOf(target: TargetState): number | null {
-  const raw = target.annotations[annotations.pausedFrom];
-  if (raw === undefined || !/^[1-9]\d*$/.test(raw)) return null;
-  return Number(raw);
 }
 
 /** The workload's idle window, or the forecast's shorter one while the forecast is trusted. */

@@ -11,6 +11,7 @@ import type {
 } from "@kubernetes/client-node";
 import { eventReasons } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
+import { pausedFromOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { httpCode } from "../../kube/errors.ts";
@@ -22,7 +23,6 @@ import {
   scaledObjectHoldWrites,
   scaledObjectsOf,
 } from "../managedworkload/autoscalers.ts";
-import { pausedFromOf } from "../managedworkload/decide.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
 import { makeWrites } from "../managedworkload/writes.ts";
 import { decideOptIn, type OptInWorkload } from "./decide.ts";
