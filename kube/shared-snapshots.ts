@@ -20,7 +20,7 @@ export class SharedSnapshots<T> {
   get(key: string, nowMs: number, read: () => Promise<T>): Promise<T> {
     this.#sweep(nowMs);
     const entry = this.#entries.get(key);
-    if (entry && nowMs - entry.atMs < this.#maxAgeMs && nowMs >= entry.atMs) return entry.value;
+    if (entry && this.#fresh(entry, nowMs)) return entry.value;
     const value = read();
     const fresh = { atMs: nowMs, value };
     this.#entries.set(key, fresh);
@@ -35,7 +35,12 @@ export class SharedSnapshots<T> {
     if (nowMs >= this.#sweptAtMs && nowMs - this.#sweptAtMs < this.#maxAgeMs) return;
     this.#sweptAtMs = nowMs;
     for (const [key, entry] of this.#entries) {
-      if (nowMs - entry.atMs >= this.#maxAgeMs || nowMs < entry.atMs) this.#entries.delete(key);
+      if (!this.#fresh(entry, nowMs)) this.#entries.delete(key);
     }
+  }
+
+  /** Read within `maxAgeMs` before `nowMs` (one read after it, by a clock stepped back, is not). */
+  #fresh(entry: { atMs: number }, nowMs: number): boolean {
+    return nowMs - entry.atMs < this.#maxAgeMs && nowMs >= entry.atMs;
   }
 }

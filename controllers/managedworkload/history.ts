@@ -51,17 +51,17 @@ export type HistoryAnswers = {
 
 /**
  * The slots `fromSlot` (included) to `toSlot` (excluded) as the engine learns them: 1 where the workload was
- * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known.
- * A CPU sample at t is a rate over the step up to t, so it belongs to the slot of the instant before t (the
- * reader asks for samples at the ends of the steps). Where kube-state-metrics gives the replicas asked for (read
- * at the steps' starts), a step at 0 replicas is idle, whatever CPU pods still stopping used in it, and a step
- * with replicas but no CPU sample (not scraped, Prometheus down) is not known. Outside the stretch its samples
- * cover (kube-state-metrics installed since), CPU counts from its first sample to its last: a workload without
- * pods in between was taken as scaled to zero, so idle. Replicas are not used for a workload that asked for pods the CPU query never found. Before
- * the first CPU sample (Prometheus' retention, a workload created since) and after the last (samples not yet
- * written) only the replicas and the activity queries tell; a slot none of them answered is a gap. An
- * activity query is read at each step as the clock reads it at an instant: its first series that has a value
- * then.
+ * active at any sample, 0 where it was watched and never active, a gap (null) where nothing is known. A CPU
+ * sample at t is a rate over the step up to t, so it belongs to the slot of the instant before t (the reader
+ * asks for samples at the ends of the steps). Where kube-state-metrics gives the replicas asked for (read at
+ * the steps' starts), a step at 0 replicas is idle, whatever CPU pods still stopping used in it, and a step
+ * with replicas but no CPU sample (not scraped, Prometheus down) is not known. Outside the stretch its
+ * samples cover (kube-state-metrics installed since), CPU counts from its first sample to its last: a
+ * workload without pods in between was taken as scaled to zero, so idle. Replicas are not used for a workload
+ * that asked for pods the CPU query never found. Before the first CPU sample (Prometheus' retention, a
+ * workload created since) and after the last (samples not yet written) only the replicas and the activity
+ * queries tell; a slot none of them answered is a gap. An activity query is read at each step as the clock
+ * reads it at an instant: its first series that has a value then.
  */
 export function historyPoints(
   answers: HistoryAnswers,

@@ -47,7 +47,7 @@ export type PolicyRanges = { readonly cpu: Range; readonly memory: Range };
  */
 export function quantityWithin(value: number, range: Range, unit: "cores" | "bytes"): string {
   const [size, suffix] = unit === "cores" ? [1e-3, "m"] : [2 ** 20, "Mi"];
-  const inside = (n: number) => n * size >= range.min * (1 - 1e-12) && n * size <= range.max * (1 + 1e-12);
+  const inside = (n: number) => inRange(n * size, range);
   // A value a rounding error above a whole Mi (1000Mi computed as 1000.0000000001) is that Mi.
   const nearest = unit === "cores" ? Math.round(value / size) : Math.ceil(value / size - 1e-9);
   if (inside(nearest)) return `${nearest}${suffix}`;
@@ -58,13 +58,17 @@ export function quantityWithin(value: number, range: Range, unit: "cores" | "byt
 
 /** Whether every value given lies within the ranges: CPU's bound the request, memory's the request and limit. */
 export function withinRanges(resources: ContainerResources, ranges: PolicyRanges): boolean {
-  const inside = (value: number | undefined, range: Range) =>
-    value === undefined || (value >= range.min * (1 - 1e-12) && value <= range.max * (1 + 1e-12));
+  const inside = (value: number | undefined, range: Range) => value === undefined || inRange(value, range);
   return (
     inside(resources.cpuRequestCores, ranges.cpu) &&
     inside(resources.memoryRequestBytes, ranges.memory) &&
     inside(resources.memoryLimitBytes, ranges.memory)
   );
+}
+
+/** Within `range`, give or take the rounding of a quantity parsed from text. */
+function inRange(value: number, range: Range): boolean {
+  return value >= range.min * (1 - 1e-12) && value <= range.max * (1 + 1e-12);
 }
 
 function boundsOf(settings: { readonly min?: string; readonly max?: string } | undefined): Range {
