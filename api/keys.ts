@@ -76,6 +76,8 @@ export const eventReasons = {
   letGo: "LetGo",
   refused: "Refused",
   scaledOutside: "ScaledOutsideNapwake",
+  /** A ScaledObject hold Napwake applied, with no pause of its own behind it any more, was released. */
+  holdReleased: "ScaledObjectReleased",
   /** A sync loop set spec.replicas back while paused; pausing is held off for a while. */
   pauseUndone: "PauseUndone",
   dryRunPause: "DryRunPause",

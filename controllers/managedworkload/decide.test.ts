@@ -1108,6 +1108,107 @@ describe("decide: status", () => {
     expect(resume.writes.map((w) => w.kind)).toEqual(["apply", "scale", "forget-paused-from"]);
   });
 
+  describe("a hold at zero Napwake applied, with no pause of its own behind it", () => {
+    const autoscalers = [{ kind: "ScaledObject" as const, name: "web" }];
+    const unheld = {
+      apiVersion: "keda.sh/v1alpha1",
+      kind: "ScaledObject",
+      metadata: { name: "web", namespace: "shop" },
+      spec: { scaleTargetRef: { name: "web" } },
+    };
+    const held = (manager: string) => ({
+      ...unheld,
+      metadata: {
+        ...unheld.metadata,
+        annotations: { "autoscaling.keda.sh/paused-replicas": "0" },
+        managedFields: [
+          {
+            manager,
+            operation: "Apply",
+            fieldsV1: { "f:metadata": { "f:annotations": { "f:autoscaling.keda.sh/paused-replicas": {} } } },
+          },
+        ],
+      },
+    });
+    const release = {
+      kind: "apply",
+      object: {
+        apiVersion: "keda.sh/v1alpha1",
+        kind: "ScaledObject",
+        metadata: { name: "web", namespace: "shop" },
+      },
+    };
+
+    it("is released once the ScaledObject cache shows it, after a resume decided before it did", () => {
+      // The resume saw the ScaledObject unheld (its informer behind the Deployment's) and released nothing.
+      const resume = decide(
+        observe({
+          mw: mw({}, pausedStatus(t0 - 60 * min), {
+            annotations: { [annotations.resumeRequested]: iso(t0 - 1000) },
+          }),
+          target: target(0, { [annotations.pausedFrom]: "3" }),
+          autoscalers,
+          scaledObjects: [unheld],
+        }),
+      );
+      expect(resume.writes.map((w) => w.kind)).toEqual(["scale", "forget-paused-from"]);
+      const after = decide(
+        observe({
+          nowMs: t0 + 1000,
+          mw: mw({}, resume.status),
+          target: target(3),
+          autoscalers,
+          scaledObjects: [held("napwake")],
+        }),
+      );
+      expect(after.writes).toMatchObject([release]);
+      expect(after.events).toContainEqual(
+        expect.objectContaining({ reason: "ScaledObjectReleased", kind: "action" }),
+      );
+      expect(after.status.phase).toBe("Awake");
+    });
+
+    it("is released for a workload created again after it was deleted while paused", () => {
+      const d = decide(
+        observe({
+          mw: mw({}, { phase: "Unmanaged" }),
+          target: target(3),
+          autoscalers,
+          scaledObjects: [held("napwake")],
+        }),
+      );
+      expect(d.writes).toMatchObject([release]);
+    });
+
+    it("is released for a workload left at zero, so KEDA scales it again", () => {
+      const d = decide(observe({ target: target(0), autoscalers, scaledObjects: [held("napwake")] }));
+      expect(d.writes).toMatchObject([release]);
+      expect(d.status.phase).toBe("Unmanaged");
+    });
+
+    it("is released for a workload Napwake lets go of", () => {
+      const d = decide(
+        observe({
+          target: target(3, { [annotations.protected]: "true" }),
+          autoscalers,
+          scaledObjects: [held("napwake")],
+        }),
+      );
+      expect(d.writes).toMatchObject([release]);
+    });
+
+    it("is kept by a decision that pauses, and someone else's hold is never released", () => {
+      const pause = decide(
+        observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [held("napwake")] }),
+      );
+      expect(pause.writes.map((w) => w.kind)).toEqual(["record-paused-from", "scale"]);
+      const theirs = decide(
+        observe({ target: target(3), autoscalers, scaledObjects: [held("kubectl")], activity: busy(t0) }),
+      );
+      expect(theirs.writes).toEqual([]);
+    });
+  });
+
   it("does not pause a workload whose ScaledObject someone else holds at a count other than zero", () => {
     const so = {
       apiVersion: "keda.sh/v1alpha1",
@@ -1554,6 +1655,99 @@ describe("decide: stamps and times from other clocks", () => {
       }),
     );
     expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+});
+
+describe("decide: a pause made while a stamp ahead of this clock was known", () => {
+  const kinds = (writes: { kind: string }[]) => writes.map((w) => w.kind);
+  // The doorman's host is 2 minutes ahead: a request served at 10:00 is stamped 10:02.
+  const stampedAhead = { [annotations.lastRequest]: iso(t0 + 2 * min) };
+  const requested = { annotations: { [annotations.pauseRequested]: iso(t0 + 30_000) } };
+  /** `kubectl napwake pause` 30 s after that request, made at once, and the next look's target. */
+  function pausedByHand() {
+    const look = decide(observe({ mw: mw({}, awakeFor(60)), target: target(3, stampedAhead) }));
+    const pause = decide(
+      observe({
+        nowMs: t0 + 31_000,
+        mw: mw({}, look.status, requested),
+        target: target(3, stampedAhead),
+        activity: idle(t0 + 31_000),
+      }),
+    );
+    expect(kinds(pause.writes)).toEqual(["record-paused-from", "scale"]);
+    return pause.status;
+  }
+  const paused = (extra: Record<string, string> = {}) =>
+    target(0, { ...stampedAhead, [annotations.pausedFrom]: "3", ...extra });
+
+  it("stays paused at the next look: the stamp was known when the pause was made", () => {
+    const next = decide(
+      observe({
+        nowMs: t0 + 32_000,
+        mw: mw({}, pausedByHand(), requested),
+        target: paused(),
+        activity: null,
+      }),
+    );
+    expect(kinds(next.writes)).toEqual([]);
+    expect(next.status.phase).toBe("Paused");
+  });
+
+  it.each([
+    { name: "wakes on a later request from the same fast doorman", stamp: t0 + 2 * min + 40_000 },
+    { name: "wakes on a later request stamped by a clock that is right", stamp: t0 + 40_000 },
+  ])("$name", ({ stamp }) => {
+    const next = decide(
+      observe({
+        nowMs: t0 + 41_000,
+        mw: mw({}, pausedByHand(), requested),
+        target: paused({ [annotations.lastRequest]: iso(stamp) }),
+        activity: null,
+      }),
+    );
+    expect(next.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+
+  it("stays paused after a resume, then a pause, from a laptop 3 minutes ahead", () => {
+    const resumeStamp = t0 + 3 * min;
+    const resumed = { annotations: { [annotations.resumeRequested]: iso(resumeStamp) } };
+    const look = decide(observe({ mw: mw({}, awakeFor(60), resumed) }));
+    expect(look.status.lastActivity).toEqual({ time: iso(resumeStamp), source: "manual" });
+    // A minute later, `kubectl napwake pause` from the same laptop, stamped after the resume as the plugin does.
+    const both = {
+      annotations: { ...resumed.annotations, [annotations.pauseRequested]: iso(resumeStamp + min) },
+    };
+    const pause = decide(
+      observe({ nowMs: t0 + min, mw: mw({}, look.status, both), activity: idle(t0 + min) }),
+    );
+    expect(kinds(pause.writes)).toEqual(["record-paused-from", "scale"]);
+    const next = decide(
+      observe({
+        nowMs: t0 + min + 1_000,
+        mw: mw({}, pause.status, both),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(kinds(next.writes)).toEqual([]);
+  });
+
+  it("stays paused when the next leader's clock is a minute behind the one that paused it by hand", () => {
+    const byHand = { annotations: { [annotations.pauseRequested]: iso(t0 - 1_000) } };
+    // The old leader reads t0 + 1 min and pauses the busy workload on the request.
+    const pause = decide(observe({ nowMs: t0 + min, mw: mw({}, {}, byHand), activity: busy(t0 + min) }));
+    expect(kinds(pause.writes)).toEqual(["record-paused-from", "scale"]);
+    // The new leader, whose clock is right, looks 30 s later; nothing happened meanwhile.
+    const next = decide(
+      observe({
+        nowMs: t0 + 30_000,
+        mw: mw({}, pause.status, byHand),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+        activity: null,
+      }),
+    );
+    expect(kinds(next.writes)).toEqual([]);
+    expect(next.status.phase).toBe("Paused");
   });
 });
 

@@ -47,6 +47,8 @@ import { FIRST_HOLD_OFF_MS, pauseHeldOff, recordUndo, undoneBy, undoneNote } fro
 
 const hourMs = 3_600_000;
 
+type ScaledObjectWrite = Extract<Write, { kind: "apply" }>;
+
 export function decide(obs: Observation): Decision {
   const base = baseStatus(obs);
   if (obs.existingOwner && beingDeleted(obs)) {
@@ -77,10 +79,17 @@ export function decide(obs: Observation): Decision {
   }
   const status = withTargetFacts(obs, target, base);
   const pausedFrom = pausedFromOf(target);
+  if (pausedFrom === null) return releasingStrayHolds(obs, withoutPause(obs, target, status));
   const letGo = letGoReason(obs, target);
   if (letGo) return letGoDecision(obs, target, status, pausedFrom, letGo);
-  if (pausedFrom !== null && target.replicas > 0) return awakeAgain(obs, target, status, pausedFrom);
-  if (pausedFrom !== null) return whilePaused(obs, target, status, pausedFrom);
+  if (target.replicas > 0) return awakeAgain(obs, target, status, pausedFrom);
+  return whilePaused(obs, target, status, pausedFrom);
+}
+
+/** A target that carries no pause of Napwake's: let go, left at zero by someone else, or awake. */
+function withoutPause(obs: Observation, target: TargetState, status: ManagedWorkloadStatus): Decision {
+  const letGo = letGoReason(obs, target);
+  if (letGo) return letGoDecision(obs, target, status, null, letGo);
   if (target.replicas === 0) {
     return unmanaged(
       obs,
@@ -90,6 +99,27 @@ export function decide(obs: Observation): Decision {
     );
   }
   return whileAwake(obs, target, wokenNotAhead(obs, status));
+}
+
+/**
+ * Releases a ScaledObject hold Napwake applied while no pause of its own stands behind it: the resume that
+ * should have released it was decided from a cache that did not show the hold yet, or the target was deleted
+ * while paused and created again. KEDA would otherwise keep the workload at zero for good. A decision that
+ * pauses applies the hold itself. The release is made only while the target still carries no paused-from
+ * (see makeWrites), so a pause in flight that this cache has not seen yet keeps its hold.
+ */
+function releasingStrayHolds(obs: Observation, decision: Decision): Decision {
+  if (decision.writes.some((w) => w.kind === "record-paused-from")) return decision;
+  const releases = releaseHolds(obs);
+  if (releases.length === 0) return decision;
+  const names = releases.map((w) => w.object.metadata?.name ?? "").join(", ");
+  const note = `released the hold at zero on ScaledObject ${names}: no pause of Napwake's stands behind it`;
+  return {
+    ...decision,
+    writes: [...releases, ...decision.writes],
+    events: [...decision.events, { type: "Normal", reason: eventReasons.holdReleased, note, kind: "action" }],
+    summary: `${decision.summary}; ${note}`,
+  };
 }
 
 // ---- status helpers ----
@@ -371,7 +401,7 @@ function whilePaused(
     past(timeOf(status.lastActivity?.time)) ??
     past(conditionTime(status, conditionTypes.paused, "False")) ??
     timeOf(obs.mw.metadata.creationTimestamp);
-  const activity = latestActivity(obs, target, status);
+  const activity = activitySincePause(obs, target, status);
   // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
   // (traffic itself, or a resume request, still does).
   const pausedCondition = findCondition(status.conditions, conditionTypes.paused);
@@ -738,22 +768,49 @@ function latestActivity(
   target: TargetState,
   status: ManagedWorkloadStatus,
 ): Activity | null {
+  // Napwake's own stamp, written by this clock (or a former leader's, or copied from a stamp a little ahead):
+  // ahead of now it counts as now. Further ahead than other clocks may be, this clock stepped back: written back
+  // as now, it cannot hold the workload awake for longer.
+  const own = timeOf(status.lastActivity?.time);
+  const recorded: Activity[] =
+    own === null
+      ? []
+      : [
+          {
+            ms: Math.min(own, obs.nowMs),
+            source: status.lastActivity?.source ?? "annotation",
+            stamp: observedTime(own, obs.nowMs) === null ? obs.nowMs : own,
+          },
+        ];
+  return latest([...recorded, ...observedActivity(obs, target, status)]);
+}
+
+/**
+ * Activity a paused workload was not paused with. The pause knew of status.lastActivity and of the stamps it was
+ * copied from: a stamp ahead of the clock (a fast doorman, a laptop ahead, a former leader's clock) counts as now
+ * at every look, so counted again it would wake the workload straight after the pause. Any other stamp is news
+ * when it is later than the pause, as before.
+ */
+function activitySincePause(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+): Activity | null {
+  const known = timeOf(status.lastActivity?.time);
+  return latest(observedActivity(obs, target, status).filter((c) => c.stamp !== known));
+}
+
+function latest(candidates: readonly Activity[]): Activity | null {
+  return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
+}
+
+/** Activity seen on the target, in manual requests and in this look's sample, each at most now. */
+function observedActivity(obs: Observation, target: TargetState, status: ManagedWorkloadStatus): Activity[] {
   const candidates: Activity[] = [];
   const add = (ms: number | null, source: ActivitySource) => {
     const at = observedTime(ms, obs.nowMs);
     if (ms !== null && at !== null) candidates.push({ ms: at, source, stamp: ms });
   };
-  // Napwake's own stamp, written by this clock (or a former leader's, or copied from a stamp a little ahead):
-  // ahead of now it counts as now. Further ahead than other clocks may be, this clock stepped back: written back
-  // as now, it cannot hold the workload awake for longer.
-  const own = timeOf(status.lastActivity?.time);
-  if (own !== null) {
-    candidates.push({
-      ms: Math.min(own, obs.nowMs),
-      source: status.lastActivity?.source ?? "annotation",
-      stamp: observedTime(own, obs.nowMs) === null ? obs.nowMs : own,
-    });
-  }
   add(timeOf(target.annotations[annotations.lastRequest]), "request");
   add(timeOf(target.annotations[annotations.activity]), "annotation");
   const requests = manualRequests(obs);
@@ -772,7 +829,7 @@ function latestActivity(
     if (busy && !startUp) add(sample.atMs, "cpu");
     if (sample.queries.some((q) => q.active === true)) add(sample.atMs, "prometheus");
   }
-  return candidates.reduce<Activity | null>((best, c) => (best === null || c.ms > best.ms ? c : best), null);
+  return candidates;
 }
 
 /**
@@ -911,11 +968,11 @@ function resumeWrites(obs: Observation, pausedFrom: number): Write[] {
   return [...releaseHolds(obs), { kind: "scale", from: 0, to: pausedFrom }, { kind: "forget-paused-from" }];
 }
 
-function holdScaledObjects(obs: Observation): Write[] {
+function holdScaledObjects(obs: Observation): ScaledObjectWrite[] {
   return scaledObjectWrites(obs, true);
 }
 
-function releaseHolds(obs: Observation): Write[] {
+function releaseHolds(obs: Observation): ScaledObjectWrite[] {
   return scaledObjectWrites(obs, false);
 }
 
@@ -925,7 +982,7 @@ function targetScaledObjects(obs: Observation): ScaledObject[] {
   return obs.scaledObjects.filter((so) => names.has(so.metadata?.name ?? ""));
 }
 
-function scaledObjectWrites(obs: Observation, hold: boolean): Write[] {
+function scaledObjectWrites(obs: Observation, hold: boolean): ScaledObjectWrite[] {
   return scaledObjectHoldWrites(targetScaledObjects(obs), hold, obs.fieldManager);
 }
 

@@ -69,6 +69,12 @@ export function clusterWrites(clients: {
       throw err;
     }
   }
+  function readWorkload(target: TargetState): Promise<V1Deployment | V1StatefulSet> {
+    const ref = { name: target.name, namespace: target.namespace };
+    return target.kind === "Deployment"
+      ? apps.readNamespacedDeployment(ref)
+      : apps.readNamespacedStatefulSet(ref);
+  }
   return {
     async recordPausedFrom(target, replicas) {
       // Server-side apply of the one annotation: Napwake owns exactly this field of the workload.
@@ -96,35 +102,21 @@ export function clusterWrites(clients: {
       await patchIfAsSeen(target, [{ op: "remove", path: pausedFromPath }], "paused-from or replicas");
     },
     async confirmTarget(target) {
-      // Tests alone: the workload is unchanged (the API server writes nothing for a patch that changes nothing).
-      await patchIfAsSeen(target, [], "replicas or paused-from, before a write that depends on them");
+      // Read, not a JSON patch test: a test cannot say that paused-from is absent, which is what a release
+      // with no pause behind it depends on.
+      assertAsSeen(await readWorkload(target), target, target.replicas);
     },
     async scale(target, from, to) {
       const ref = { name: target.name, namespace: target.namespace };
-      const seenCount = target.annotations[annotations.pausedFrom];
       // Read the workload, not its Scale: the replace below is conditional on the workload's resourceVersion,
       // so it fails if the count to restore changed since (opt-out forgetting a count recorded for this pause
       // would otherwise leave the workload at zero with nothing to restore). A conflict usually means a
       // controller updated the workload's status: read again and retry while the count is still the one
       // decided on (client-go's RetryOnConflict).
       for (let attempt = 1; ; attempt++) {
-        const current: V1Deployment | V1StatefulSet =
-          target.kind === "Deployment"
-            ? await apps.readNamespacedDeployment(ref)
-            : await apps.readNamespacedStatefulSet(ref);
-        const replicas = current.spec?.replicas ?? 1;
-        if (replicas === to) return;
-        if (replicas !== from) {
-          throw new StaleTargetError(
-            `${target.kind} ${target.name} has ${replicaCount(replicas)}, expected ${from}`,
-          );
-        }
-        const count = current.metadata?.annotations?.[annotations.pausedFrom];
-        if (count !== seenCount) {
-          throw new StaleTargetError(
-            `${target.kind} ${target.name} has ${annotations.pausedFrom} ${count ?? "unset"}, expected ${seenCount ?? "unset"}`,
-          );
-        }
+        const current = await readWorkload(target);
+        if ((current.spec?.replicas ?? 1) === to) return;
+        assertAsSeen(current, target, from);
         const body: V1Scale = {
           apiVersion: "autoscaling/v1",
           kind: "Scale",
@@ -149,6 +141,22 @@ export function clusterWrites(clients: {
     },
     writeStatus: (mw, status) => applyStatusIfUnchanged(custom, managedWorkloadCrd, mw, status, fieldManager),
   };
+}
+
+/** Throws StaleTargetError unless `current` has `replicas` and the paused-from of `seen` (absent included). */
+function assertAsSeen(current: V1Deployment | V1StatefulSet, seen: TargetState, replicas: number): void {
+  const what = `${seen.kind} ${seen.name}`;
+  const actual = current.spec?.replicas ?? 1;
+  if (actual !== replicas) {
+    throw new StaleTargetError(`${what} has ${replicaCount(actual)}, expected ${replicas}`);
+  }
+  const count = current.metadata?.annotations?.[annotations.pausedFrom];
+  const seenCount = seen.annotations[annotations.pausedFrom];
+  if (count !== seenCount) {
+    throw new StaleTargetError(
+      `${what} has ${annotations.pausedFrom} ${count ?? "unset"}, expected ${seenCount ?? "unset"}`,
+    );
+  }
 }
 
 /** Makes the writes of a decision, in order. */

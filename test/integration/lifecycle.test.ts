@@ -25,7 +25,7 @@ import { httpDeployment } from "./workloads.ts";
 
 const minute = 60_000;
 const keda = { group: "keda.sh", version: "v1alpha1", plural: "scaledobjects" };
-const names = ["outside-up", "argo", "outside-zero", "ignored", "dry", "keda", "hpa", "twice"];
+const names = ["outside-up", "argo", "outside-zero", "ignored", "dry", "keda", "reborn", "hpa", "twice"];
 
 /** The seed page's rules for workloads changed outside Napwake, let go, or in dry-run, on the real control plane. */
 describe("the ManagedWorkload lifecycle around outside changes", () => {
@@ -382,6 +382,50 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
         ? true
         : undefined;
     });
+  });
+
+  it("releases its hold on a ScaledObject whose workload was deleted while paused and created again", {
+    timeout: 240_000,
+  }, async () => {
+    const readHold = async () =>
+      (
+        (await clients.custom.getNamespacedCustomObject({ ...keda, namespace: ns, name: "reborn" })) as {
+          metadata: { annotations?: Record<string, string> };
+        }
+      ).metadata.annotations?.[kedaPausedReplicas];
+    await clients.custom.createNamespacedCustomObject({
+      ...keda,
+      namespace: ns,
+      body: {
+        apiVersion: "keda.sh/v1alpha1",
+        kind: "ScaledObject",
+        metadata: { name: "reborn", namespace: ns },
+        spec: {
+          scaleTargetRef: { name: "reborn" },
+          minReplicaCount: 1,
+          maxReplicaCount: 5,
+          triggers: [{ type: "cpu", metricType: "Utilization", metadata: { value: "80" } }],
+        },
+      },
+    });
+    await manage(ns, "reborn");
+    await eventually("the ScaledObject is reported", async () =>
+      (await condition(ns, "reborn", "Autoscaled"))?.reason === "ScaledObject" ? true : undefined,
+    );
+    await pauseIdle(ns, "reborn");
+    expect(await readHold()).toBe("0");
+    // Deleted while paused, then created again from Git: no paused-from stands behind the hold any more.
+    await clients.apps.deleteNamespacedDeployment({ namespace: ns, name: "reborn" });
+    await eventually("the target is missed", async () =>
+      (await condition(ns, "reborn", "Managed"))?.reason === "TargetNotFound" ? true : undefined,
+    );
+    await clients.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: httpDeployment({ namespace: ns, name: "reborn", replicas: 2, cpu: "5m" }),
+    });
+    await eventually("the hold released", async () => ((await readHold()) === undefined ? true : undefined));
+    expect(await eventReasons(ns, "reborn")).toContain("ScaledObjectReleased");
+    expect((await deployment(ns, "reborn")).replicas).toBe(2);
   });
 
   it("reports the HPA that scales the target", async () => {

@@ -181,6 +181,11 @@ describe("pause and wake on the real control plane", () => {
     // resourceVersion cannot tell; a write by Napwake would show in generation, annotations or managedFields.
     await expect(realWrites(clients).confirmTarget(staleView)).rejects.toBeInstanceOf(StaleTargetError);
     await realWrites(clients).confirmTarget({ ...staleView, replicas: 0 });
+    // A view with no paused-from (a pause this cache has not seen yet): the release of a stray hold it would
+    // allow is refused while the live workload carries the count.
+    await expect(
+      realWrites(clients).confirmTarget({ ...staleView, replicas: 0, annotations: {} }),
+    ).rejects.toBeInstanceOf(StaleTargetError);
     const after = await clients.apps.readNamespacedDeployment({ namespace, name: "stale" });
     expect(after.metadata?.generation).toBe(live.metadata?.generation);
     expect(after.metadata?.annotations).toEqual(live.metadata?.annotations);
