@@ -65,6 +65,18 @@ describe("checkpoints", () => {
     expect(result.ok).toBe(false);
   });
 
+  it("keeps only the windows this configuration reads from a checkpoint made under a larger window count", () => {
+    const wider = withDefaults({ trendWindows: 12 });
+    const keptWider = learn(historyOf(samples), wider).recentWindows;
+    expect(keptWider).toHaveLength(12);
+    const restored = restore(serializeCheckpoint(learn(historyOf(samples), wider), wider));
+    const ends = (windows: readonly { atActiveMs: number }[]) => windows.map((w) => w.atActiveMs);
+    expect(ends(restored.recentWindows)).toEqual(ends(keptWider.slice(-8)));
+    // And it stays at that count as windows close.
+    const later = samplesOf(17 * DAY_MS, shapes.diurnal).filter((s) => s.t > (restored.lastSampleAt ?? 0));
+    expect(foldHistory(restored, historyOf(later)).recentWindows).toHaveLength(8);
+  });
+
   it("refuses a checkpoint made with another bucket scheme", () => {
     const result = decodeCheckpoint(valid, withDefaults({ bucketGrowthRatio: 1.1 }));
     expect(result).toEqual({ ok: false, error: "checkpoint bucket scheme differs from the configuration" });

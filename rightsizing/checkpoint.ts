@@ -6,6 +6,7 @@
 import type { RecommenderConfig } from "./config.ts";
 import type { BucketScheme, DecayingHistogram } from "./histogram.ts";
 import { bucketCount } from "./histogram.ts";
+import { windowsKept } from "./memory-windows.ts";
 import type { MemoryWindow, RecommenderState } from "./state.ts";
 import { cpuScheme, memoryScheme } from "./state.ts";
 import type { Result } from "./types.ts";
@@ -158,7 +159,7 @@ export function decodeCheckpoint(value: unknown, config: RecommenderConfig): Res
       cpu,
       memoryPeaks,
       window,
-      recentWindows,
+      recentWindows: windowsKept(recentWindows, config),
       recentMemory: c.rm,
       oom: { count, lastAt: lastAt < 0 ? null : lastAt, lastActiveMs, floorBytes },
     },

@@ -52,8 +52,14 @@ export function lastWindows<W>(windows: readonly W[], count: number): readonly W
   return count > 0 ? windows.slice(-count) : [];
 }
 
-function windowsKept(config: RecommenderConfig): number {
-  return Math.max(config.spikeRecurrenceWindows, config.limitPeakWindows, config.trendWindows);
+/** The closed windows the configuration reads, the newest last: a checkpoint kept under a larger count has more. */
+export function windowsKept<W>(windows: readonly W[], config: RecommenderConfig): W[] {
+  return [
+    ...lastWindows(
+      windows,
+      Math.max(config.spikeRecurrenceWindows, config.limitPeakWindows, config.trendWindows),
+    ),
+  ];
 }
 
 /** Closes the current window once it spans memoryWindowMs of active time. */
@@ -63,7 +69,6 @@ export function closeWindowIfDue(state: RecommenderState, config: RecommenderCon
   const peak = requestPeak(state.window, state.recentWindows, config);
   // VPA stamps a window's peak with the window end; so do we, on the active clock.
   if (peak > 0) addSample(state.memoryPeaks, memoryScheme(config), peak, 1, endAt, config.memoryHalfLifeMs);
-  state.recentWindows.push({ ...state.window, atActiveMs: endAt });
-  if (state.recentWindows.length > windowsKept(config)) state.recentWindows.shift();
+  state.recentWindows = windowsKept([...state.recentWindows, { ...state.window, atActiveMs: endAt }], config);
   state.window = emptyWindow(endAt);
 }

@@ -107,6 +107,28 @@ describe("a recommender run", () => {
     expect(Math.min(...starts)).toBeLessThanOrEqual(lookbackStart(firstRunAt) + step);
   });
 
+  it("relearns a workload whose checkpoint cannot be read from the lookback once, not at every run", async () => {
+    const { client, starts } = emptyPrometheus();
+    const memory = new RecommenderMemory();
+    const warnings: object[] = [];
+    const runAt = (nowMs: number) =>
+      runRecommender({
+        client,
+        covered: [web],
+        memory,
+        checkpointOf: () => '{"v":1,"broken":true}',
+        settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
+        nowMs,
+        log: { warn: (o) => warnings.push(o) },
+      });
+    expect((await runAt(firstRunAt)).ok).toBe(true);
+    expect(Math.min(...starts)).toBeLessThanOrEqual(lookbackStart(firstRunAt) + step);
+    starts.length = 0;
+    expect((await runAt(hourLater)).ok).toBe(true);
+    expect(Math.min(...starts)).toBeGreaterThan(firstRunAt - lag - step);
+    expect(warnings).toHaveLength(1);
+  });
+
   it("reads a workload with no samples at all from the lookback once, then from where that run read through", async () => {
     const { client, starts } = emptyPrometheus();
     const memory = new RecommenderMemory();

@@ -149,10 +149,14 @@ function usageTarget(w: CoveredWorkload, opts: Parameters<typeof runRecommender>
   let learnedUntil = Number.POSITIVE_INFINITY;
   let relearn = false;
   const unseen: string[] = [];
+  // Checkpoints are restored before this process first reads the workload. After that read, a container with no
+  // state had nothing to learn, and an unreadable checkpoint was relearned by it: read again, it would send the
+  // workload back to the whole lookback at every run.
+  const readBefore = opts.memory.readThrough.has(workloadKey(w));
   for (const c of w.containers) {
     const key = containerKey(usageIdentity(w), c.name);
     let state = opts.memory.states.get(key);
-    if (!state) {
+    if (!state && !readBefore) {
       const restored = restore(w, c.name, opts);
       if (restored === "unreadable") relearn = true;
       else if (restored) {
