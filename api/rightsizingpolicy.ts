@@ -97,7 +97,7 @@ export type Condition = {
 export type RightsizingPolicyStatus = {
   readonly observedGeneration?: number;
   readonly conditions?: readonly Condition[];
-  /** Workloads this policy currently decides at least one resource mode for (reserved: not written yet). */
+  /** Workloads this policy governs: its CPU or memory settings, or its apply strategy, apply to them. */
   readonly matchedWorkloads?: number;
 };
 

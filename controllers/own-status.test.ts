@@ -26,6 +26,15 @@ describe("deciding from our own latest status while the cache lags", () => {
     expect(memory.view("k", at("7", "theirs"))).toEqual(at("7", "theirs"));
     expect(memory.view("k", at("1", "a"))).toEqual(at("1", "a"));
   });
+
+  it("forgets the keys of objects no longer there, and keeps the others", () => {
+    const memory = new OwnStatusMemory<string>();
+    memory.remember("kept", at("1", "a"), "2", "b");
+    memory.remember("gone", at("1", "a"), "2", "b");
+    memory.retain(new Set(["kept"]));
+    expect(memory.view("kept", at("1", "a"))).toEqual(at("2", "b"));
+    expect(memory.view("gone", at("1", "a"))).toEqual(at("1", "a"));
+  });
 });
 
 describe("writing our status", () => {

@@ -60,6 +60,11 @@ export class OwnStatusMemory<S> {
   forget(key: string): void {
     this.#written.delete(key);
   }
+
+  /** Forgets every key not in `keys` (objects deleted since). */
+  retain(keys: ReadonlySet<string>): void {
+    for (const key of this.#written.keys()) if (!keys.has(key)) this.#written.delete(key);
+  }
 }
 
 /** Whether `next` differs from the status read back; what was read has no undefined members, so compare like with like. */

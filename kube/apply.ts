@@ -49,12 +49,15 @@ export function toClientModel<T extends KubernetesObject>(object: T): T {
 /** Request options that make a typed client's patch call a server-side apply. */
 const serverSideApplyOptions = setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
 
-export type CustomResourceApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
+export type CustomResourceApi = Pick<
+  CustomObjectsApi,
+  "patchNamespacedCustomObjectStatus" | "patchClusterCustomObjectStatus"
+>;
 
 /**
- * Server-side applies the status of a namespaced custom resource, only if the object is still at the
- * resourceVersion it was decided from (a 409 Conflict otherwise, to retry from a fresher read): a status
- * decided from a lagging cache never overwrites a newer one. Returns the new resourceVersion.
+ * Server-side applies the status of a custom resource (cluster-scoped when it has no namespace), only if the
+ * object is still at the resourceVersion it was decided from (a 409 Conflict otherwise, to retry from a fresher
+ * read): a status decided from a lagging cache never overwrites a newer one. Returns the new resourceVersion.
  */
 export async function applyStatusIfUnchanged(
   api: CustomResourceApi,
@@ -62,29 +65,28 @@ export async function applyStatusIfUnchanged(
   object: {
     apiVersion: string;
     kind: string;
-    metadata: { name: string; namespace: string; resourceVersion?: string };
+    metadata: { name: string; namespace?: string; resourceVersion?: string };
   },
   status: unknown,
   fieldManager: string,
 ): Promise<string> {
   const { name, namespace, resourceVersion } = object.metadata;
-  const written = (await api.patchNamespacedCustomObjectStatus(
-    {
-      group: crd.group,
-      version: crd.version,
-      namespace,
-      plural: crd.plural,
-      name,
-      body: {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        metadata: { name, namespace, resourceVersion },
-        status,
-      },
-      fieldManager,
-      force: true,
+  const request = {
+    group: crd.group,
+    version: crd.version,
+    plural: crd.plural,
+    name,
+    body: {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion },
+      status,
     },
-    serverSideApplyOptions,
-  )) as KubernetesObject;
+    fieldManager,
+    force: true,
+  };
+  const written = (await (namespace
+    ? api.patchNamespacedCustomObjectStatus({ ...request, namespace }, serverSideApplyOptions)
+    : api.patchClusterCustomObjectStatus(request, serverSideApplyOptions))) as KubernetesObject;
   return written.metadata?.resourceVersion ?? "";
 }

@@ -14,6 +14,7 @@ import {
 import type {
   RightsizingMode,
   RightsizingPolicy,
+  RightsizingPolicyStatus,
   RightsizingResource,
   WorkloadKind,
 } from "../../api/rightsizingpolicy.ts";
@@ -23,8 +24,16 @@ import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../..
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
-import { type CoveredWorkload, coverage, runningContainers, type Workload } from "./coverage.ts";
+import {
+  type CoverageInput,
+  type CoveredWorkload,
+  coverage,
+  rightsizedModes,
+  runningContainers,
+  type Workload,
+} from "./coverage.ts";
 import { decideRightsizing } from "./decide.ts";
+import { decidePolicyStatus, policyReach } from "./policy-status.ts";
 import { RecommenderMemory, type RunSettings, type RunSummary, runRecommender, workloadKey } from "./run.ts";
 import type { RightsizingWrites } from "./writes.ts";
 
@@ -68,6 +77,10 @@ export interface RightsizingController {
 
 const kinds: readonly WorkloadKind[] = ["Deployment", "StatefulSet"];
 
+/** The queue key of the pass that writes every RightsizingPolicy's status: no workload key lacks a slash. */
+const policiesKey = "rightsizingpolicies";
+const policyStatusDelayMs = 5_000;
+
 const containerNames = (w: Workload) => runningContainers(w).map((c) => c.name);
 
 export function startRightsizingController(deps: RightsizingControllerDeps): RightsizingController {
@@ -79,6 +92,9 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   }
   const memory = new RecommenderMemory();
   const ownStatus = new OwnStatusMemory<RightsizingStatus>();
+  const policyStatus = new OwnStatusMemory<RightsizingPolicyStatus>();
+  /** Each policy's generation when its change last queued the workloads. */
+  const policyGenerations = new Map<string, number | undefined>();
   let lastRunOk: boolean | null = null;
   let firstRunDone = false;
 
@@ -88,14 +104,14 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   const namespaceLabels = (namespace: string) =>
     caches.namespaces.cache.get(namespace)?.metadata?.labels as Record<string, string> | undefined;
 
-  const covering = (workload: Workload, kind: WorkloadKind) => {
+  const coverageInput = (workload: Workload, kind: WorkloadKind): CoverageInput => {
     const key = workloadKey({
       namespace: workload.metadata?.namespace ?? "",
       name: workload.metadata?.name ?? "",
       kind,
     });
     const outcome = memory.outcomes.get(key);
-    return coverage({
+    return {
       workload,
       kind,
       namespaceLabels: namespaceLabels(workload.metadata?.namespace ?? ""),
@@ -112,8 +128,9 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
           ),
         inPlaceResizeAvailable: settings.inPlaceResize,
       },
-    });
+    };
   };
+  const covering = (workload: Workload, kind: WorkloadKind) => coverage(coverageInput(workload, kind));
 
   const allCovered = (): CoveredWorkload[] =>
     kinds.flatMap((kind) =>
@@ -125,7 +142,31 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         }),
     );
 
+  /** Every policy's status, from one pass over the workloads in the caches (see policy-status.ts). */
+  async function writePolicyStatuses(): Promise<Outcome> {
+    const resolutions = kinds.flatMap((kind) =>
+      workloadCache(kind)
+        .cache.list()
+        .flatMap((w) => {
+          const resolved = rightsizedModes(coverageInput(w as Workload, kind));
+          return "modes" in resolved ? [resolved.modes] : [];
+        }),
+    );
+    const reach = policyReach(resolutions);
+    const nowIso = new Date(deps.clock.now()).toISOString();
+    const current = policies();
+    policyStatus.retain(new Set(current.map((p) => p.metadata.name)));
+    for (const cached of current) {
+      const name = cached.metadata.name;
+      const seen = policyStatus.view(name, cached);
+      const status = decidePolicyStatus(seen, reach.get(name), nowIso);
+      await policyStatus.writeIfChanged(name, cached, seen, status, deps.writes.writePolicyStatus);
+    }
+    return { done: true };
+  }
+
   async function reconcile(key: string): Promise<Outcome> {
+    if (key === policiesKey) return writePolicyStatuses();
     // Until the first run after starting (or winning the lease) nothing is known of the source or the history:
     // deciding then would hold auto-patch to audit and drop notices for nothing. The run queues every workload.
     if (!firstRunDone) return { done: true };
@@ -208,14 +249,34 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     for (const kind of kinds)
       for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind, priority);
   };
+  // Policy statuses follow the workloads a few seconds behind: one pass covers a burst of workload changes.
+  const enqueuePolicyStatuses = () => queue.addAfter(policiesKey, policyStatusDelayMs, "periodic");
   const unsubscribe = [
-    caches.deployments.onChange((o) => enqueueWorkload(o, "Deployment")),
-    caches.statefulSets.onChange((o) => enqueueWorkload(o, "StatefulSet")),
+    caches.deployments.onChange((o) => {
+      enqueueWorkload(o, "Deployment");
+      enqueuePolicyStatuses();
+    }),
+    caches.statefulSets.onChange((o) => {
+      enqueueWorkload(o, "StatefulSet");
+      enqueuePolicyStatuses();
+    }),
     caches.namespaces.onChange((ns) => {
       for (const kind of kinds)
         for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
+      queue.add(policiesKey, "change");
     }),
-    policiesCache.onChange(() => enqueueAll()),
+    policiesCache.onChange((o) => {
+      queue.add(policiesKey, "change");
+      // A status write (this controller's own) leaves the generation alone: only a new spec, a new policy or a
+      // deleted one changes what the workloads decide.
+      const name = o.metadata?.name ?? "";
+      const live = policiesCache.cache.get(name);
+      const generation = live?.metadata?.generation;
+      if (live && policyGenerations.has(name) && policyGenerations.get(name) === generation) return;
+      if (live) policyGenerations.set(name, generation);
+      else policyGenerations.delete(name);
+      enqueueAll();
+    }),
     objectsCache.onChange((o) => {
       const target = (o as Rightsizing).spec?.targetRef;
       if (target) {
@@ -262,6 +323,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       );
       // Every workload, covered or not: one that is no longer covered has its Rightsizing removed.
       enqueueAll("periodic");
+      queue.add(policiesKey, "periodic");
       return summary;
     })().finally(() => {
       running = undefined;

@@ -37,11 +37,13 @@ export type CoverageInput = {
   readonly readiness: ReadinessChecks;
 };
 
-/** The covered workload, or the reason it is not covered. */
-export function coverage(input: CoverageInput): { covered: CoveredWorkload } | { notCovered: string } {
+/**
+ * The workload's modes, or why it is never rightsized (its namespace, or a namespace not known yet). Modes both
+ * `off` are modes too: the policy that set them decides for the workload.
+ */
+export function rightsizedModes(input: CoverageInput): { modes: ModeResolution } | { notCovered: string } {
   const meta = input.workload.metadata ?? {};
   const namespace = meta.namespace ?? "";
-  const name = meta.name ?? "";
   if (namespace.startsWith("kube-") || namespace === input.operatorNamespace) {
     return { notCovered: `namespace ${namespace} is never rightsized` };
   }
@@ -50,7 +52,7 @@ export function coverage(input: CoverageInput): { covered: CoveredWorkload } | {
     workload: {
       kind: input.kind,
       namespace,
-      name,
+      name: meta.name ?? "",
       labels: meta.labels ?? {},
       annotations: meta.annotations ?? {},
     },
@@ -59,6 +61,17 @@ export function coverage(input: CoverageInput): { covered: CoveredWorkload } | {
     clusterDefault: input.clusterDefault,
     readiness: input.readiness,
   });
+  return { modes };
+}
+
+/** The covered workload, or the reason it is not covered. */
+export function coverage(input: CoverageInput): { covered: CoveredWorkload } | { notCovered: string } {
+  const resolved = rightsizedModes(input);
+  if ("notCovered" in resolved) return resolved;
+  const { modes } = resolved;
+  const meta = input.workload.metadata ?? {};
+  const namespace = meta.namespace ?? "";
+  const name = meta.name ?? "";
   if (modes.cpu.mode === "off" && modes.memory.mode === "off") {
     return {
       notCovered: `rightsizing is off for cpu (${modes.cpu.source}) and memory (${modes.memory.source})`,

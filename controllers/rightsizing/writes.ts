@@ -5,6 +5,11 @@ import {
   rightsizingCrd,
   rightsizingName,
 } from "../../api/rightsizing.ts";
+import {
+  type RightsizingPolicy,
+  type RightsizingPolicyStatus,
+  rightsizingPolicyPlural,
+} from "../../api/rightsizingpolicy.ts";
 import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
 import { httpCode } from "../../kube/errors.ts";
 import type { CoveredWorkload } from "./coverage.ts";
@@ -16,6 +21,8 @@ export interface RightsizingWrites {
   /** Conditional on the version decided from; returns the new resourceVersion. */
   writeStatus(object: Rightsizing, status: RightsizingStatus): Promise<string>;
   remove(namespace: string, name: string): Promise<void>;
+  /** A RightsizingPolicy's status, conditional on the version decided from; returns the new resourceVersion. */
+  writePolicyStatus(policy: RightsizingPolicy, status: RightsizingPolicyStatus): Promise<string>;
 }
 
 export function rightsizingWrites(clients: {
@@ -50,6 +57,14 @@ export function rightsizingWrites(clients: {
       return applied as unknown as Rightsizing;
     },
     writeStatus: (object, status) => applyStatusIfUnchanged(custom, crd, object, status, fieldManager),
+    writePolicyStatus: (policy, status) =>
+      applyStatusIfUnchanged(
+        custom,
+        { group: crd.group, version: crd.version, plural: rightsizingPolicyPlural },
+        policy,
+        status,
+        fieldManager,
+      ),
     async remove(namespace, name) {
       try {
         await custom.deleteNamespacedCustomObject({ ...crd, namespace, name });

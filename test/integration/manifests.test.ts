@@ -171,6 +171,7 @@ describe("the install manifests", () => {
       "managedworkloads/status: patch",
       "managedworkloads: get,list,watch,create,patch,delete",
       "mutatingwebhookconfigurations: get,patch",
+      "rightsizingpolicies/status: patch",
       "rightsizings/status: patch",
       "rightsizings: get,list,watch,create,patch,delete",
       "scaledobjects: get,list,watch,patch",

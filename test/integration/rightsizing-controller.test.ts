@@ -324,6 +324,70 @@ describe("the rightsizing controller", () => {
     expect(api.metadata?.managedFields?.some((f) => f.manager === fieldManager)).toBe(false);
   });
 
+  it("says in each RightsizingPolicy's status how many workloads it governs, and when it is outranked", async () => {
+    const suffix = namespace.slice(-8);
+    type PolicyStatus = {
+      observedGeneration?: number;
+      matchedWorkloads?: number;
+      conditions?: { type: string; status: string; reason: string; message: string }[];
+    };
+    const statusOf = async (name: string) =>
+      (
+        (await clients.custom.getClusterCustomObject({
+          group,
+          version,
+          plural: rightsizingPolicyPlural,
+          name,
+        })) as {
+          status?: PolicyStatus;
+        }
+      ).status;
+    const summary = async (name: string) => {
+      const status = await statusOf(name);
+      const inEffect = status?.conditions?.find((c) => c.type === "InEffect");
+      return {
+        workloads: status?.matchedWorkloads,
+        reason: inEffect?.reason,
+        generation: status?.observedGeneration,
+      };
+    };
+    const want = {
+      // api (memory), db (CPU) and fresh (memory, though its annotation sets the mode); ignored is batch-off's.
+      [`rs-team-${suffix}`]: { workloads: 3, reason: "Governing", generation: 1 },
+      [`rs-web-${suffix}`]: { workloads: 2, reason: "Governing", generation: 1 },
+      [`rs-tie-a-${suffix}`]: { workloads: 1, reason: "Governing", generation: 1 },
+      // Loses the tie for memory, sets nothing else: governs nothing it selects.
+      [`rs-tie-b-${suffix}`]: { workloads: 0, reason: "Outranked", generation: 1 },
+      [`rs-batch-off-${suffix}`]: { workloads: 1, reason: "Governing", generation: 1 },
+    };
+    await eventually("every policy's status written", async () => {
+      const got = Object.fromEntries(
+        await Promise.all(Object.keys(want).map(async (name) => [name, await summary(name)] as const)),
+      );
+      return JSON.stringify(got) === JSON.stringify(want) ? got : undefined;
+    });
+    expect((await statusOf(`rs-tie-b-${suffix}`))?.conditions?.[0]?.message).toMatch(/raise spec.priority/);
+    // A workload created and deleted moves the counts of the policies that select it, a few seconds behind.
+    await clients.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: "extra", labels: { app: "extra", tier: "web" } },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: "extra" } },
+          template: template("extra", container("app", "100m", "64Mi")),
+        },
+      },
+    });
+    await eventually("the web policy governs the new workload", async () =>
+      (await summary(`rs-web-${suffix}`)).workloads === 3 ? true : undefined,
+    );
+    await clients.apps.deleteNamespacedDeployment({ namespace, name: "extra" });
+    await eventually("and lets it go once deleted", async () =>
+      (await summary(`rs-web-${suffix}`)).workloads === 2 ? true : undefined,
+    );
+  });
+
   it("sends one Event per new recommendation and none for a repeat run", async () => {
     await controller?.runNow();
     await new Promise((r) => setTimeout(r, 2_000));
