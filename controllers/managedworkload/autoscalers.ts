@@ -176,6 +176,21 @@ export function scaledObjectHoldWrites(
 }
 
 /**
+ * Releases of every ScaledObject in `scaledObjects`, whatever the cache shows of them, for a pause that ends: a
+ * hold the ScaledObject cache does not show yet (its informer behind the workload's) is released as well. Where
+ * Napwake holds nothing, the apply without the annotation changes nothing.
+ */
+export function scaledObjectReleaseWrites(
+  scaledObjects: readonly ScaledObject[],
+): Extract<Write, { kind: "apply" }>[] {
+  return scaledObjects.map((so) => ({
+    kind: "apply" as const,
+    object: scaledObjectHoldApply(so, false),
+    why: `release ScaledObject ${so.metadata?.name ?? ""}`,
+  }));
+}
+
+/**
  * Why the workload must not be paused, or null: a ScaledObject of it is held by someone else at a count
  * other than zero, and KEDA would scale back whatever Napwake scaled down, then Napwake again.
  */

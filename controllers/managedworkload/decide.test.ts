@@ -58,6 +58,43 @@ function target(
 const idle = (atMs: number): ActivitySample => ({ atMs, cpuCores: 0.01, queries: [], errors: [] });
 const busy = (atMs: number): ActivitySample => ({ atMs, cpuCores: 0.4, queries: [], errors: [] });
 
+const scaledObjectAutoscalers = [{ kind: "ScaledObject" as const, name: "web" }];
+const unheldScaledObject = {
+  apiVersion: "keda.sh/v1alpha1",
+  kind: "ScaledObject",
+  metadata: { name: "web", namespace: "shop" },
+  spec: { scaleTargetRef: { name: "web" } },
+};
+/** The decision on a `kubectl napwake resume` of a workload paused from 3 that `scaledObject` scales. */
+function resumedWith(scaledObject: typeof unheldScaledObject) {
+  return decide(
+    observe({
+      mw: mw({}, pausedStatus(t0 - 60 * min), {
+        annotations: { [annotations.resumeRequested]: iso(t0 - 1000) },
+      }),
+      target: target(0, { [annotations.pausedFrom]: "3" }),
+      autoscalers: scaledObjectAutoscalers,
+      scaledObjects: [scaledObject],
+    }),
+  );
+}
+
+/** The ScaledObject held at zero by `manager` (Napwake's is "napwake"). */
+const heldScaledObject = (manager: string) => ({
+  ...unheldScaledObject,
+  metadata: {
+    ...unheldScaledObject.metadata,
+    annotations: { "autoscaling.keda.sh/paused-replicas": "0" },
+    managedFields: [
+      {
+        manager,
+        operation: "Apply",
+        fieldsV1: { "f:metadata": { "f:annotations": { "f:autoscaling.keda.sh/paused-replicas": {} } } },
+      },
+    ],
+  },
+});
+
 function observe(over: Partial<Observation> = {}): Observation {
   return {
     nowMs: t0,
@@ -1072,64 +1109,18 @@ describe("decide: status", () => {
   });
 
   it("holds a KEDA ScaledObject while pausing and releases Napwake's hold on resume", () => {
-    const so = {
-      apiVersion: "keda.sh/v1alpha1",
-      kind: "ScaledObject",
-      metadata: { name: "web", namespace: "shop" },
-      spec: { scaleTargetRef: { name: "web" } },
-    };
-    const autoscalers = [{ kind: "ScaledObject" as const, name: "web" }];
-    const pause = decide(observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [so] }));
-    expect(pause.writes.map((w) => w.kind)).toEqual(["record-paused-from", "apply", "scale"]);
-    const held = {
-      ...so,
-      metadata: {
-        ...so.metadata,
-        annotations: { "autoscaling.keda.sh/paused-replicas": "0" },
-        managedFields: [
-          {
-            manager: "napwake",
-            operation: "Apply",
-            fieldsV1: { "f:metadata": { "f:annotations": { "f:autoscaling.keda.sh/paused-replicas": {} } } },
-          },
-        ],
-      },
-    };
-    const resume = decide(
-      observe({
-        mw: mw({}, pausedStatus(t0 - 60 * min), {
-          annotations: { [annotations.resumeRequested]: iso(t0 - 1000) },
-        }),
-        target: target(0, { [annotations.pausedFrom]: "3" }),
-        autoscalers,
-        scaledObjects: [held],
-      }),
+    const autoscalers = scaledObjectAutoscalers;
+    const pause = decide(
+      observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [unheldScaledObject] }),
     );
+    expect(pause.writes.map((w) => w.kind)).toEqual(["record-paused-from", "apply", "scale"]);
+    const held = heldScaledObject("napwake");
+    const resume = resumedWith(held);
     expect(resume.writes.map((w) => w.kind)).toEqual(["apply", "scale", "forget-paused-from"]);
   });
 
   describe("a hold at zero Napwake applied, with no pause of its own behind it", () => {
-    const autoscalers = [{ kind: "ScaledObject" as const, name: "web" }];
-    const unheld = {
-      apiVersion: "keda.sh/v1alpha1",
-      kind: "ScaledObject",
-      metadata: { name: "web", namespace: "shop" },
-      spec: { scaleTargetRef: { name: "web" } },
-    };
-    const held = (manager: string) => ({
-      ...unheld,
-      metadata: {
-        ...unheld.metadata,
-        annotations: { "autoscaling.keda.sh/paused-replicas": "0" },
-        managedFields: [
-          {
-            manager,
-            operation: "Apply",
-            fieldsV1: { "f:metadata": { "f:annotations": { "f:autoscaling.keda.sh/paused-replicas": {} } } },
-          },
-        ],
-      },
-    });
+    const autoscalers = scaledObjectAutoscalers;
     const release = {
       kind: "apply",
       object: {
@@ -1139,33 +1130,30 @@ describe("decide: status", () => {
       },
     };
 
-    it("is released once the ScaledObject cache shows it, after a resume decided before it did", () => {
-      // The resume saw the ScaledObject unheld (its informer behind the Deployment's) and released nothing.
-      const resume = decide(
+    it("is released by a resume decided before the ScaledObject cache showed it", () => {
+      // The ScaledObject's informer is behind the Deployment's: the hold made with the pause is not seen yet.
+      const resume = resumedWith(unheldScaledObject);
+      expect(resume.writes).toMatchObject([
+        release,
+        { kind: "scale", from: 0, to: 3 },
+        { kind: "forget-paused-from" },
+      ]);
+    });
+
+    it("is released from an awake workload once the ScaledObject cache shows it", () => {
+      const d = decide(
         observe({
-          mw: mw({}, pausedStatus(t0 - 60 * min), {
-            annotations: { [annotations.resumeRequested]: iso(t0 - 1000) },
-          }),
-          target: target(0, { [annotations.pausedFrom]: "3" }),
-          autoscalers,
-          scaledObjects: [unheld],
-        }),
-      );
-      expect(resume.writes.map((w) => w.kind)).toEqual(["scale", "forget-paused-from"]);
-      const after = decide(
-        observe({
-          nowMs: t0 + 1000,
-          mw: mw({}, resume.status),
+          mw: mw({}, awakeFor(1)),
           target: target(3),
           autoscalers,
-          scaledObjects: [held("napwake")],
+          scaledObjects: [heldScaledObject("napwake")],
         }),
       );
-      expect(after.writes).toMatchObject([release]);
-      expect(after.events).toContainEqual(
+      expect(d.writes).toMatchObject([release]);
+      expect(d.events).toContainEqual(
         expect.objectContaining({ reason: "ScaledObjectReleased", kind: "action" }),
       );
-      expect(after.status.phase).toBe("Awake");
+      expect(d.status.phase).toBe("Awake");
     });
 
     it("is released for a workload created again after it was deleted while paused", () => {
@@ -1174,14 +1162,16 @@ describe("decide: status", () => {
           mw: mw({}, { phase: "Unmanaged" }),
           target: target(3),
           autoscalers,
-          scaledObjects: [held("napwake")],
+          scaledObjects: [heldScaledObject("napwake")],
         }),
       );
       expect(d.writes).toMatchObject([release]);
     });
 
     it("is released for a workload left at zero, so KEDA scales it again", () => {
-      const d = decide(observe({ target: target(0), autoscalers, scaledObjects: [held("napwake")] }));
+      const d = decide(
+        observe({ target: target(0), autoscalers, scaledObjects: [heldScaledObject("napwake")] }),
+      );
       expect(d.writes).toMatchObject([release]);
       expect(d.status.phase).toBe("Unmanaged");
     });
@@ -1191,7 +1181,7 @@ describe("decide: status", () => {
         observe({
           target: target(3, { [annotations.protected]: "true" }),
           autoscalers,
-          scaledObjects: [held("napwake")],
+          scaledObjects: [heldScaledObject("napwake")],
         }),
       );
       expect(d.writes).toMatchObject([release]);
@@ -1199,11 +1189,16 @@ describe("decide: status", () => {
 
     it("is kept by a decision that pauses, and someone else's hold is never released", () => {
       const pause = decide(
-        observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [held("napwake")] }),
+        observe({ mw: mw({}, awakeFor(31)), autoscalers, scaledObjects: [heldScaledObject("napwake")] }),
       );
       expect(pause.writes.map((w) => w.kind)).toEqual(["record-paused-from", "scale"]);
       const theirs = decide(
-        observe({ target: target(3), autoscalers, scaledObjects: [held("kubectl")], activity: busy(t0) }),
+        observe({
+          target: target(3),
+          autoscalers,
+          scaledObjects: [heldScaledObject("kubectl")],
+          activity: busy(t0),
+        }),
       );
       expect(theirs.writes).toEqual([]);
     });

@@ -15,6 +15,8 @@
  *                               scale-up holds further pauses off (see undone-pauses.ts)
  *   no paused-from, replicas 0  scaled to zero outside Napwake: left alone
  *
+ * Any state with no paused-from also releases a ScaledObject hold Napwake applied (see releasingStrayHolds).
+ *
  * A pause that died before its scale is abandoned (the workload stays up and is paused at a later check);
  * a count once recorded is never lost, and a workload is never left at zero without its count.
  */
@@ -33,7 +35,12 @@ import { farAhead, pausedFromOf, timeOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
-import { type ScaledObject, scaledObjectHeldElsewhere, scaledObjectHoldWrites } from "./autoscalers.ts";
+import {
+  type ScaledObject,
+  scaledObjectHeldElsewhere,
+  scaledObjectHoldWrites,
+  scaledObjectReleaseWrites,
+} from "./autoscalers.ts";
 import { type ReplicasOwner, replicasOwner, replicasTakenByUs } from "./gitops.ts";
 import type {
   ActivitySample,
@@ -113,7 +120,7 @@ function releasingStrayHolds(obs: Observation, decision: Decision): Decision {
   const releases = releaseHolds(obs);
   if (releases.length === 0) return decision;
   const names = releases.map((w) => w.object.metadata?.name ?? "").join(", ");
-  const note = `released the hold at zero on ScaledObject ${names}: no pause of Napwake's stands behind it`;
+  const note = `released Napwake's hold at zero on ScaledObject ${names}: no pause of Napwake's stands behind it`;
   return {
     ...decision,
     writes: [...releases, ...decision.writes],
@@ -305,7 +312,7 @@ function letGoDecision(
       ? []
       : target.replicas === 0
         ? resumeWrites(obs, pausedFrom)
-        : [...releaseHolds(obs), { kind: "forget-paused-from" }];
+        : [...endHolds(obs), { kind: "forget-paused-from" }];
   const resumed = pausedFrom !== null && target.replicas === 0;
   // Resumed or its count forgotten by the writes above: nothing of the pause is left to show.
   const next = withPhase(
@@ -349,7 +356,7 @@ function awakeAgain(
   let next = woken(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
   if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
   return {
-    writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
+    writes: [...endHolds(obs), { kind: "forget-paused-from" }],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
     events: [
       {
@@ -376,7 +383,7 @@ function undoneByGitOps(
   // Not activity: the clock counts its idle window from this wake, and the forecast learns traffic, not syncs.
   const next = woken(obs, { ...status, pausesUndone }, "UndoneByGitOps", note);
   return {
-    writes: [...releaseHolds(obs), { kind: "forget-paused-from" }],
+    writes: [...endHolds(obs), { kind: "forget-paused-from" }],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
     events: [{ type: "Warning", reason: eventReasons.pauseUndone, note, kind: "action" }],
     requeueAfterMs: obs.settings.checkIntervalMs,
@@ -965,15 +972,21 @@ export function unknownIn(sample: ActivitySample | null): Unknown | null {
 // ---- writes ----
 
 function resumeWrites(obs: Observation, pausedFrom: number): Write[] {
-  return [...releaseHolds(obs), { kind: "scale", from: 0, to: pausedFrom }, { kind: "forget-paused-from" }];
+  return [...endHolds(obs), { kind: "scale", from: 0, to: pausedFrom }, { kind: "forget-paused-from" }];
 }
 
 function holdScaledObjects(obs: Observation): ScaledObjectWrite[] {
   return scaledObjectWrites(obs, true);
 }
 
+/** Releases of the holds Napwake applied, as the ScaledObject cache shows them. */
 function releaseHolds(obs: Observation): ScaledObjectWrite[] {
   return scaledObjectWrites(obs, false);
+}
+
+/** Releases for a pause that ends: of every ScaledObject that scales the target, whatever the cache shows. */
+function endHolds(obs: Observation): ScaledObjectWrite[] {
+  return scaledObjectReleaseWrites(targetScaledObjects(obs));
 }
 
 /** The ScaledObjects that scale this workload. */

@@ -33,7 +33,7 @@ import {
   type Workload,
 } from "./coverage.ts";
 import { decideRightsizing } from "./decide.ts";
-import { decidePolicyStatus, policyReach } from "./policy-status.ts";
+import { decidePolicyStatus, policyReach, SeenValues, selectionInputs } from "./policy-status.ts";
 import { RecommenderMemory, type RunSettings, type RunSummary, runRecommender, workloadKey } from "./run.ts";
 import type { RightsizingWrites } from "./writes.ts";
 
@@ -77,6 +77,9 @@ export interface RightsizingController {
 
 const kinds: readonly WorkloadKind[] = ["Deployment", "StatefulSet"];
 
+const generationOf = (o: KubernetesObject | undefined) =>
+  o ? String(o.metadata?.generation ?? 0) : undefined;
+
 /** The queue key of the pass that writes every RightsizingPolicy's status: no workload key lacks a slash. */
 const policiesKey = "rightsizingpolicies";
 const policyStatusDelayMs = 5_000;
@@ -93,8 +96,9 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   const memory = new RecommenderMemory();
   const ownStatus = new OwnStatusMemory<RightsizingStatus>();
   const policyStatus = new OwnStatusMemory<RightsizingPolicyStatus>();
-  /** Each policy's generation when its change last queued the workloads. */
-  const policyGenerations = new Map<string, number | undefined>();
+  /** Each policy's generation, and what selection reads of each workload: their other changes move no policy. */
+  const policyGenerations = new SeenValues();
+  const workloadSelections = new SeenValues();
   let lastRunOk: boolean | null = null;
   let firstRunDone = false;
 
@@ -249,33 +253,36 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     for (const kind of kinds)
       for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind, priority);
   };
+  /** Whether a policy's or a workload's change (or its deletion) can move what policies govern. */
+  const policyChanged = (name: string) =>
+    policyGenerations.changed(name, generationOf(policiesCache.cache.get(name)));
+  const selectionChanged = (o: KubernetesObject, kind: WorkloadKind) => {
+    const [namespace, name] = [o.metadata?.namespace ?? "", o.metadata?.name ?? ""];
+    const live = workloadCache(kind).cache.get(name, namespace);
+    const key = workloadKey({ namespace, name, kind });
+    return workloadSelections.changed(key, live?.metadata ? selectionInputs(live.metadata) : undefined);
+  };
+  // Seeded from the caches as they stand: listeners are told only of later changes.
+  for (const p of policies()) policyChanged(p.metadata.name);
+  for (const kind of kinds) for (const w of workloadCache(kind).cache.list()) selectionChanged(w, kind);
   // Policy statuses follow the workloads a few seconds behind: one pass covers a burst of workload changes.
-  const enqueuePolicyStatuses = () => queue.addAfter(policiesKey, policyStatusDelayMs, "periodic");
+  const workloadChanged = (o: KubernetesObject, kind: WorkloadKind) => {
+    enqueueWorkload(o, kind);
+    if (selectionChanged(o, kind)) queue.addAfter(policiesKey, policyStatusDelayMs, "periodic");
+  };
   const unsubscribe = [
-    caches.deployments.onChange((o) => {
-      enqueueWorkload(o, "Deployment");
-      enqueuePolicyStatuses();
-    }),
-    caches.statefulSets.onChange((o) => {
-      enqueueWorkload(o, "StatefulSet");
-      enqueuePolicyStatuses();
-    }),
+    caches.deployments.onChange((o) => workloadChanged(o, "Deployment")),
+    caches.statefulSets.onChange((o) => workloadChanged(o, "StatefulSet")),
     caches.namespaces.onChange((ns) => {
       for (const kind of kinds)
         for (const w of workloadCache(kind).cache.list(ns.metadata?.name)) enqueueWorkload(w, kind);
       queue.add(policiesKey, "change");
     }),
     policiesCache.onChange((o) => {
-      queue.add(policiesKey, "change");
       // A status write (this controller's own) leaves the generation alone: only a new spec, a new policy or a
       // deleted one changes what the workloads decide.
-      const name = o.metadata?.name ?? "";
-      const live = policiesCache.cache.get(name);
-      const generation = live?.metadata?.generation;
-      if (live && policyGenerations.has(name) && policyGenerations.get(name) === generation) return;
-      if (live) policyGenerations.set(name, generation);
-      else policyGenerations.delete(name);
-      enqueueAll();
+      if (policyChanged(o.metadata?.name ?? "")) enqueueAll();
+      queue.add(policiesKey, "change");
     }),
     objectsCache.onChange((o) => {
       const target = (o as Rightsizing).spec?.targetRef;

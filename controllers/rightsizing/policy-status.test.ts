@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
 import type { RightsizingPolicy, RightsizingPolicySpec } from "../../api/rightsizingpolicy.ts";
 import { resolveModes } from "../../rightsizing/modes.ts";
-import { decidePolicyStatus, policyReach } from "./policy-status.ts";
+import { decidePolicyStatus, policyReach, SeenValues, selectionInputs } from "./policy-status.ts";
 
 const ready = { metricsSourceHealthy: true, enoughHistory: true, inPlaceResizeAvailable: true };
 const now = "2026-11-30T10:00:00.000Z";
@@ -123,5 +123,34 @@ describe("a RightsizingPolicy's status", () => {
     expect(again.matchedWorkloads).toBe(4);
     const flipped = decidePolicyStatus({ ...p, status: again }, { selected: 5, governed: 0 }, later);
     expect(flipped.conditions?.[0]).toMatchObject({ status: "False", lastTransitionTime: later });
+  });
+});
+
+describe("telling the changes that can move a policy's reach from the others", () => {
+  it("reports a first sighting, a new value and a deletion, not a repeat", () => {
+    const seen = new SeenValues();
+    expect(seen.changed("k", "1")).toBe(true);
+    expect(seen.changed("k", "1")).toBe(false);
+    expect(seen.changed("k", "2")).toBe(true);
+    expect(seen.changed("k", undefined)).toBe(true);
+    expect(seen.changed("k", undefined)).toBe(false);
+  });
+
+  type Meta = { labels?: Record<string, string>; annotations?: Record<string, string> };
+  it.each<{ name: string; other: Meta; changes: boolean }>([
+    { name: "a new label", other: { labels: { tier: "web", team: "a" } }, changes: true },
+    {
+      name: "a mode annotation",
+      other: { labels: { tier: "web" }, annotations: { [annotations.cpuMode]: "off" } },
+      changes: true,
+    },
+    {
+      name: "another annotation",
+      other: { labels: { tier: "web" }, annotations: { note: "x" } },
+      changes: false,
+    },
+  ])("counts $name as a change of what selection reads: $changes", ({ other, changes }) => {
+    const before = selectionInputs({ labels: { tier: "web" } });
+    expect(selectionInputs(other) !== before).toBe(changes);
   });
 });

@@ -7,6 +7,7 @@
  * outranked: the usual surprise after a policy is added beside another, which status now shows.
  */
 import { setCondition } from "../../api/conditions.ts";
+import { annotations } from "../../api/keys.ts";
 import type { RightsizingPolicy, RightsizingPolicyStatus } from "../../api/rightsizingpolicy.ts";
 import type { ModeResolution } from "../../rightsizing/modes.ts";
 
@@ -66,7 +67,8 @@ function inEffect(selected: number, governed: number) {
       reason: "Outranked",
       message:
         `selects ${workloads(selected)}, but policies that take precedence (higher spec.priority, or the same ` +
-        "priority and a name earlier in order) set everything it sets for them: raise spec.priority to govern them",
+        "priority and a name earlier in order) govern all it sets for them (CPU, memory, the apply strategy): " +
+        "raise spec.priority to govern them",
     };
   }
   return {
@@ -81,4 +83,32 @@ function inEffect(selected: number, governed: number) {
 
 function workloads(n: number): string {
   return n === 1 ? "1 workload" : `${n} workloads`;
+}
+
+/**
+ * The last value seen per key, to tell a change that matters from one that does not (a status write, a replica
+ * count). A key seen for the first time, or gone (undefined), is a change.
+ */
+export class SeenValues {
+  readonly #values = new Map<string, string>();
+
+  /** Records `value` for `key`; true when it differs from the value recorded before. */
+  changed(key: string, value: string | undefined): boolean {
+    const before = this.#values.get(key);
+    if (value === undefined) return this.#values.delete(key);
+    this.#values.set(key, value);
+    return before !== value;
+  }
+}
+
+/** What choosing a workload's policies and modes reads of it (its kind and namespace are in its key). */
+export function selectionInputs(metadata: {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}): string {
+  return JSON.stringify([
+    metadata.labels ?? {},
+    metadata.annotations?.[annotations.cpuMode] ?? null,
+    metadata.annotations?.[annotations.memoryMode] ?? null,
+  ]);
 }

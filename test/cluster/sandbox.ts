@@ -193,18 +193,20 @@ Stop it with: ./scripts/sandbox.sh down
 
 async function down(config: SandboxConfig): Promise<void> {
   const state = await readState(config.stateDir);
-  if (state) {
-    process.kill(state.pid, "SIGTERM");
-    await waitFor(async () => (alive(state.pid) ? undefined : true), {
-      what: `sandbox process ${state.pid} to exit`,
-      timeoutMs: 60_000,
-    }).catch(() => process.kill(state.pid, "SIGKILL"));
+  if (!state) {
+    say("napwake sandbox: not running");
+    return;
   }
-  // The kubeconfig and env.sh point at ports nothing serves any more: sourced later, they would mislead. The
-  // log stays, for what happened.
+  process.kill(state.pid, "SIGTERM");
+  await waitFor(async () => (alive(state.pid) ? undefined : true), {
+    what: `sandbox process ${state.pid} to exit`,
+    timeoutMs: 60_000,
+  }).catch(() => process.kill(state.pid, "SIGKILL"));
+  // The kubeconfig and env.sh of the sandbox just stopped point at ports nothing serves any more: sourced later,
+  // they would mislead. The log stays, for what happened.
   const f = files(config.stateDir);
   await Promise.all([f.state, f.kubeconfig, f.env].map((path) => rm(path, { force: true })));
-  say(state ? "napwake sandbox: stopped" : "napwake sandbox: not running");
+  say("napwake sandbox: stopped");
 }
 
 async function status(config: SandboxConfig): Promise<void> {

@@ -98,6 +98,28 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
       .map((e) => e.reason);
   const condition = async (namespace: string, name: string, type: string) =>
     (await mw(namespace, name)).status?.conditions?.find((c) => c.type === type);
+  /** Manages `name`, which a KEDA ScaledObject of the same name scales, once the ScaledObject is reported. */
+  const manageWithScaledObject = async (name: string) => {
+    await clients.custom.createNamespacedCustomObject({
+      ...keda,
+      namespace: ns,
+      body: {
+        apiVersion: "keda.sh/v1alpha1",
+        kind: "ScaledObject",
+        metadata: { name, namespace: ns },
+        spec: {
+          scaleTargetRef: { name },
+          minReplicaCount: 1,
+          maxReplicaCount: 5,
+          triggers: [{ type: "cpu", metricType: "Utilization", metadata: { value: "80" } }],
+        },
+      },
+    });
+    await manage(ns, name);
+    await eventually("the ScaledObject is reported", async () =>
+      (await condition(ns, name, "Autoscaled"))?.reason === "ScaledObject" ? true : undefined,
+    );
+  };
 
   it("treats a paused workload scaled up outside Napwake as awake", { timeout: 240_000 }, async () => {
     await manage(ns, "outside-up");
@@ -340,25 +362,7 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
   it("holds a KEDA ScaledObject at zero while paused and releases it on resume", {
     timeout: 240_000,
   }, async () => {
-    await clients.custom.createNamespacedCustomObject({
-      ...keda,
-      namespace: ns,
-      body: {
-        apiVersion: "keda.sh/v1alpha1",
-        kind: "ScaledObject",
-        metadata: { name: "keda", namespace: ns },
-        spec: {
-          scaleTargetRef: { name: "keda" },
-          minReplicaCount: 1,
-          maxReplicaCount: 5,
-          triggers: [{ type: "cpu", metricType: "Utilization", metadata: { value: "80" } }],
-        },
-      },
-    });
-    await manage(ns, "keda");
-    await eventually("the ScaledObject is reported", async () =>
-      (await condition(ns, "keda", "Autoscaled"))?.reason === "ScaledObject" ? true : undefined,
-    );
+    await manageWithScaledObject("keda");
     await pauseIdle(ns, "keda");
     const held = (await clients.custom.getNamespacedCustomObject({
       ...keda,
@@ -393,25 +397,7 @@ describe("the ManagedWorkload lifecycle around outside changes", () => {
           metadata: { annotations?: Record<string, string> };
         }
       ).metadata.annotations?.[kedaPausedReplicas];
-    await clients.custom.createNamespacedCustomObject({
-      ...keda,
-      namespace: ns,
-      body: {
-        apiVersion: "keda.sh/v1alpha1",
-        kind: "ScaledObject",
-        metadata: { name: "reborn", namespace: ns },
-        spec: {
-          scaleTargetRef: { name: "reborn" },
-          minReplicaCount: 1,
-          maxReplicaCount: 5,
-          triggers: [{ type: "cpu", metricType: "Utilization", metadata: { value: "80" } }],
-        },
-      },
-    });
-    await manage(ns, "reborn");
-    await eventually("the ScaledObject is reported", async () =>
-      (await condition(ns, "reborn", "Autoscaled"))?.reason === "ScaledObject" ? true : undefined,
-    );
+    await manageWithScaledObject("reborn");
     await pauseIdle(ns, "reborn");
     expect(await readHold()).toBe("0");
     // Deleted while paused, then created again from Git: no paused-from stands behind the hold any more.
