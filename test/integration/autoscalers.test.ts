@@ -6,6 +6,7 @@ import {
   decideScaledObjectHold,
   type ScaledObject,
   scaledObjectApiVersion,
+  scaledObjectReleaseWrites,
 } from "../../controllers/managedworkload/autoscalers.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import { type Clients, clusterClients, createTestNamespace, deleteTestNamespace } from "./cluster.ts";
@@ -111,5 +112,14 @@ describe("autoscalers on the local control plane", () => {
       reason: expect.stringMatching(/held at 2 replicas by someone else/),
     });
     expect(decideScaledObjectHold(so, false, fieldManager).action).toBe("none");
+    // The release every pause makes as it ends, whatever its cache shows: nothing of someone else's changes.
+    const [release] = scaledObjectReleaseWrites([so]);
+    if (!release) throw new Error("no release");
+    await serverSideApply(clients.objects, [release.object], fieldManager);
+    const after = await readHeld("held-by-hand");
+    expect(after.metadata?.annotations?.[kedaPausedReplicas]).toBe("2");
+    expect(after.spec).toEqual(so.spec);
+    const ours = after.metadata?.managedFields?.filter((entry) => entry.manager === fieldManager) ?? [];
+    expect(ours.flatMap((entry) => Object.keys((entry.fieldsV1 as object | undefined) ?? {}))).toEqual([]);
   });
 });
