@@ -1,6 +1,8 @@
+import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
 import { expect, it, vi } from "vitest";
+import { annotations, labels } from "../../api/keys.ts";
 import { systemClock } from "../../kube/clock.ts";
-import { startOptInController } from "./controller.ts";
+import { namesakeOf, startOptInController } from "./controller.ts";
 
 /** Caches as `startCaches` makes them, counting the listeners each holds. */
 function fakeCaches() {
@@ -42,4 +44,120 @@ it("leaves no listener on the shared caches once stopped, so leadership terms do
   }
   const left = Object.values(caches).reduce((total, c) => total + c.listeners.size, 0);
   expect(left).toBe(0);
+});
+
+type Obj = KubernetesObject & { spec?: unknown };
+
+/** Runs one opt-in pass over a world of cached objects and records the writes, Events and warnings it makes. */
+async function optInOnce(world: { deployments: Obj[]; managedWorkloads?: Obj[]; scaledObjects?: Obj[] }) {
+  const made: string[] = [];
+  const events: { reason: string; note: string; type: string }[] = [];
+  const warnings: string[] = [];
+  const cached = (objects: Obj[]) => ({
+    cache: {
+      list: (ns?: string) => objects.filter((o) => !ns || o.metadata?.namespace === ns),
+      get: (name: string, ns?: string) =>
+        objects.find((o) => o.metadata?.name === name && o.metadata?.namespace === ns),
+    },
+    onChange: () => () => undefined,
+  });
+  const record = (what: string) => async () => void made.push(what);
+  const optIn = startOptInController({
+    caches: {
+      deployments: cached(world.deployments),
+      statefulSets: cached([]),
+      namespaces: cached([{ metadata: { name: "shop" } }]),
+      managedWorkloads: cached(world.managedWorkloads ?? []),
+      scaledObjects: cached(world.scaledObjects ?? []),
+    } as never,
+    custom: {
+      createNamespacedCustomObject: async () => {
+        made.push("create");
+        throw Object.assign(new Error("AlreadyExists"), { code: 409 });
+      },
+    } as never,
+    writes: {
+      confirmTarget: record("confirm"),
+      apply: record("apply"),
+      scale: record("scale"),
+      forgetPausedFrom: record("forget"),
+    } as never,
+    events: {
+      action: async (e: { reason: string; note: string; type: string }) => void events.push(e),
+      skip: async (e: { reason: string; note: string; type: string }) => void events.push(e),
+    } as never,
+    clock: systemClock,
+    fieldManager: "napwake",
+    log: {
+      info: () => undefined,
+      warn: (_o: object, msg: string) => void warnings.push(msg),
+      error: () => undefined,
+    },
+  });
+  await vi.waitFor(() => expect(made.length + events.length).toBeGreaterThan(0));
+  await optIn.stop();
+  return { made, events, warnings };
+}
+
+const deployment = (replicas: number, meta: Partial<V1ObjectMeta> = {}): Obj => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace: "shop", uid: "u1", ...meta },
+  spec: { replicas },
+});
+const pausedFrom2 = { annotations: { [annotations.pausedFrom]: "2" } };
+
+it("releases the ScaledObject of a paused workload no longer opted in, though its cache does not show the hold yet", async () => {
+  const unheld = {
+    apiVersion: "keda.sh/v1alpha1",
+    kind: "ScaledObject",
+    metadata: { name: "web", namespace: "shop" },
+    spec: { scaleTargetRef: { name: "web" } },
+  };
+  const { made, events } = await optInOnce({
+    deployments: [deployment(0, pausedFrom2)],
+    scaledObjects: [unheld],
+  });
+  expect(made).toEqual(["confirm", "apply", "scale", "forget"]);
+  expect(events).toMatchObject([
+    { reason: "Resumed", note: "resumed to 2 replicas: no longer opted in to Napwake" },
+  ]);
+});
+
+it("says a workload no longer opted in was already scaled up outside Napwake, rather than resumed", async () => {
+  const { made, events } = await optInOnce({ deployments: [deployment(5, pausedFrom2)] });
+  expect(made).toEqual(["forget"]);
+  expect(events).toMatchObject([
+    { reason: "ScaledOutsideNapwake", note: expect.stringMatching(/^already at 5 replicas/) },
+  ]);
+});
+
+it("warns, on the workload, that another ManagedWorkload holds the name opting it in needs", async () => {
+  const { events, warnings } = await optInOnce({
+    deployments: [deployment(2, { labels: { [labels.managed]: "true" } })],
+    managedWorkloads: [
+      {
+        apiVersion: "napwake.dev/v1alpha1",
+        kind: "ManagedWorkload",
+        metadata: { name: "web.deployment", namespace: "shop" },
+        spec: { targetRef: { kind: "Deployment", name: "api" } },
+      },
+    ],
+  });
+  expect(warnings).toEqual(["opt-in refused"]);
+  expect(events).toMatchObject([
+    {
+      type: "Warning",
+      reason: "Refused",
+      note: expect.stringMatching(/already manages Deployment api; rename or delete it/),
+    },
+  ]);
+});
+
+it.each([
+  { name: "web.deployment", want: { kind: "Deployment", name: "web" } },
+  { name: "db.statefulset", want: { kind: "StatefulSet", name: "db" } },
+  { name: "nightly", want: null },
+])("knows the workload opt-in would name $name for", ({ name, want }) => {
+  expect(namesakeOf(name)).toEqual(want);
 });

@@ -12,6 +12,7 @@ import type {
 import { eventReasons } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
 import { pausedFromOf } from "../../api/meta.ts";
+import { workloadObjectName } from "../../api/names.ts";
 import { replicaCount } from "../../api/text.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { httpCode } from "../../kube/errors.ts";
@@ -20,7 +21,7 @@ import { type Outcome, type QueueMetrics, WorkQueue } from "../../kube/workqueue
 import type { Caches } from "../caches.ts";
 import {
   type ScaledObject,
-  scaledObjectHoldWrites,
+  scaledObjectReleaseWrites,
   scaledObjectsOf,
 } from "../managedworkload/autoscalers.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
@@ -57,9 +58,12 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
   const unsubscribe = [
     caches.deployments.onChange(queueWorkload("Deployment")),
     caches.statefulSets.onChange(queueWorkload("StatefulSet")),
-    caches.managedWorkloads.onChange((mw) =>
-      queue.add(key(mw.spec.targetRef.kind, mw.metadata.namespace, mw.spec.targetRef.name), "change"),
-    ),
+    caches.managedWorkloads.onChange((mw) => {
+      queue.add(key(mw.spec.targetRef.kind, mw.metadata.namespace, mw.spec.targetRef.name), "change");
+      // And the workload whose opt-in name it holds, refused while it held it for another.
+      const namesake = namesakeOf(mw.metadata.name);
+      if (namesake) queue.add(key(namesake.kind, mw.metadata.namespace, namesake.name), "change");
+    }),
     caches.namespaces.onChange((ns) => {
       const name = ns.metadata?.name ?? "";
       for (const d of caches.deployments.cache.list(name)) queueWorkload("Deployment")(d);
@@ -90,7 +94,7 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     });
     for (const action of actions) {
       if (action.kind === "none") continue;
-      if (action.kind === "create") await createManagedWorkload(action.object);
+      if (action.kind === "create" && !(await createManagedWorkload(action.object, workload))) continue;
       if (action.kind === "delete") await deleteManagedWorkload(namespace, action.name);
       if (action.kind === "resume-orphan") await resumeOrphan(workload, action.from, object);
       deps.log.info({ key: k, action: action.kind, why: action.reason }, "opt-in");
@@ -98,7 +102,8 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     return { done: true };
   }
 
-  async function createManagedWorkload(mw: ManagedWorkload) {
+  /** False when another ManagedWorkload holds the name (said in a warning and an Event on the workload). */
+  async function createManagedWorkload(mw: ManagedWorkload, workload: OptInWorkload): Promise<boolean> {
     try {
       await deps.custom.createNamespacedCustomObject({
         group: managedWorkloadCrd.group,
@@ -108,8 +113,28 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
         body: mw,
         fieldManager: deps.fieldManager,
       });
+      return true;
     } catch (err) {
-      if (httpCode(err) !== 409) throw err; // Already there: the cache had not caught up.
+      if (httpCode(err) !== 409) throw err;
+      // Already there (the cache had not caught up), unless one of that name manages another workload.
+      const holder = caches.managedWorkloads.cache.get(mw.metadata.name, mw.metadata.namespace) as
+        | ManagedWorkload
+        | undefined;
+      const wanted = mw.spec.targetRef;
+      const other = holder?.spec.targetRef;
+      if (!other || (other.kind === wanted.kind && other.name === wanted.name)) return true;
+      const note =
+        `not opted in: ManagedWorkload ${mw.metadata.name} already manages ${other.kind} ${other.name}; ` +
+        `rename or delete it, or write a ManagedWorkload of another name for ${wanted.kind} ${wanted.name}`;
+      deps.log.warn({ workload: `${workload.namespace}/${workload.name}`, why: note }, "opt-in refused");
+      await deps.events.skip({
+        regarding: regardingWorkload(workload),
+        type: "Warning",
+        reason: eventReasons.refused,
+        action: "OptIn",
+        note,
+      });
+      return false;
     }
   }
 
@@ -142,28 +167,32 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     // workload's ScaledObjects (KEDA would keep it at zero, and its autoscaling paused, for good), scale up,
     // then forget the count.
     const listed = (caches.scaledObjects?.cache.list(target.namespace) ?? []) as ScaledObject[];
-    const scaledObjects = scaledObjectsOf(target, listed);
+    const resumes = target.replicas === 0;
     await makeWrites(
       [
-        ...scaledObjectHoldWrites(scaledObjects, false, deps.fieldManager),
-        ...(target.replicas === 0 ? [{ kind: "scale" as const, from: 0, to: from }] : []),
+        ...scaledObjectReleaseWrites(scaledObjectsOf(target, listed)),
+        ...(resumes ? [{ kind: "scale" as const, from: 0, to: from }] : []),
         { kind: "forget-paused-from" as const },
       ],
       target,
       deps.writes,
     );
     await deps.events.action({
-      regarding: {
-        apiVersion: "apps/v1",
-        kind: workload.kind,
-        name: workload.name,
-        namespace: workload.namespace,
-        uid: workload.uid,
-      },
+      regarding: regardingWorkload(workload),
       type: "Normal",
-      reason: eventReasons.resumed,
-      action: "Resume",
-      note: `resumed to ${replicaCount(from)}: no longer opted in to Napwake`,
+      ...(resumes
+        ? {
+            reason: eventReasons.resumed,
+            action: "Resume",
+            note: `resumed to ${replicaCount(from)}: no longer opted in to Napwake`,
+          }
+        : {
+            reason: eventReasons.scaledOutside,
+            action: "ForgetPausedFrom",
+            note:
+              `already at ${replicaCount(target.replicas)}, scaled outside Napwake while paused from ${from}; ` +
+              "the paused count is forgotten: no longer opted in to Napwake",
+          }),
     });
   }
 
@@ -173,6 +202,21 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
       return queue.shutdown({ deadlineMs }).then(() => undefined);
     },
   };
+}
+
+/** The workload a ManagedWorkload of this name would be made for by opt-in (`web.deployment`: Deployment web). */
+export function namesakeOf(name: string): { kind: TargetKind; name: string } | null {
+  for (const kind of ["Deployment", "StatefulSet"] as const) {
+    const suffix = `.${kind.toLowerCase()}`;
+    const workload = name.slice(0, -suffix.length);
+    if (name.endsWith(suffix) && workloadObjectName(kind, workload) === name) return { kind, name: workload };
+  }
+  return null;
+}
+
+function regardingWorkload(workload: OptInWorkload) {
+  const { kind, name, namespace, uid } = workload;
+  return { apiVersion: "apps/v1", kind, name, namespace, uid };
 }
 
 function optInWorkload(kind: TargetKind, object: V1Deployment | V1StatefulSet): OptInWorkload {
