@@ -20,6 +20,7 @@ import { apiVersion, group, version } from "../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd } from "../api/managedworkload.ts";
 import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
 import { type RightsizingPolicy, rightsizingPolicyPlural } from "../api/rightsizingpolicy.ts";
+import { httpCode } from "../kube/errors.ts";
 import { type KeptInformer, keepInformer } from "../kube/informer.ts";
 import { scaledObjectApiVersion } from "./managedworkload/autoscalers.ts";
 import { optionalCache } from "./optional-cache.ts";
@@ -70,7 +71,8 @@ export async function startCaches(
     const listeners: Listener[] = [];
     const informer = await keepInformer(makeInformer<T>(kc, path, list as never), {
       onChange: () => undefined,
-      // A resource that may stop being served (its CRD deleted) is tried again by optionalCache.
+      // A resource that may not be served yet fails its first list, so optionalCache tries it again later; once
+      // started, a CRD deleted and created again is picked up by this informer's own restarts.
       failFirstList: opts.optional === true,
       // Until a list works the operator is not ready: say why (a CRD not installed, RBAC, the API server).
       onError: (err) => log?.warn({ path, err: String(err) }, "cannot list or watch; retrying"),
@@ -124,14 +126,20 @@ export async function startCaches(
       : undefined,
   };
   // KEDA may be installed after Napwake: its ScaledObjects are watched as soon as their CRD is served.
-  const keda = await optionalCache(async () => {
-    await crdList("keda.sh", "v1alpha1", "scaledobjects")();
-    return watch<KubernetesObject>(
-      `/apis/${scaledObjectApiVersion}/scaledobjects`,
-      crdList("keda.sh", "v1alpha1", "scaledobjects"),
-      { optional: true },
-    );
-  }, opts.optionalRetryMs ?? 30_000);
+  const keda = await optionalCache(
+    async () => {
+      await crdList("keda.sh", "v1alpha1", "scaledobjects")();
+      return watch<KubernetesObject>(
+        `/apis/${scaledObjectApiVersion}/scaledobjects`,
+        crdList("keda.sh", "v1alpha1", "scaledobjects"),
+        { optional: true },
+      );
+    },
+    opts.optionalRetryMs ?? 30_000,
+    (err) => {
+      if (worthReporting(err)) log?.warn({ err: String(err) }, "cannot list KEDA ScaledObjects; retrying");
+    },
+  );
   return {
     ...caches,
     get scaledObjects() {
@@ -142,4 +150,13 @@ export async function startCaches(
       await Promise.all(kept.map((k) => k.stop()));
     },
   };
+}
+
+/**
+ * Whether a failed look for an optional resource is worth a warning. Not installed (404) is the usual case and
+ * says nothing new at every retry; anything else (RBAC, the API server) would look like no KEDA at all, and
+ * KEDA-scaled workloads would be paused without their hold.
+ */
+export function worthReporting(err: unknown): boolean {
+  return httpCode(err) !== 404;
 }

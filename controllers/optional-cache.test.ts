@@ -1,4 +1,6 @@
+import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { worthReporting } from "./caches.ts";
 import { optionalCache } from "./optional-cache.ts";
 
 describe("a cache of a resource that may be installed later", () => {
@@ -38,5 +40,15 @@ describe("a cache of a resource that may be installed later", () => {
     await new Promise((r) => setTimeout(r, 40));
     expect(attempts).toBe(after);
     expect(cache.current).toBeUndefined();
+  });
+});
+
+describe("a failed look for an optional resource", () => {
+  it.each([
+    { name: "is quiet when the resource is not installed", code: 404, warns: false },
+    { name: "warns when Napwake may not read it", code: 403, warns: true },
+    { name: "warns when the API server fails", code: 503, warns: true },
+  ])("$name", ({ code, warns }) => {
+    expect(worthReporting(new ApiException(code, "", "", {}))).toBe(warns);
   });
 });
