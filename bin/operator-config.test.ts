@@ -128,8 +128,31 @@ describe("parseOperatorConfig", () => {
     { args: ["--paused-check-interval=600h"], message: /--paused-check-interval must be at most 1h/ },
     { args: ["--check-interval=2h"], message: /--check-interval must be at most 1h/ },
     { args: ["--rightsizing-interval=720h"], message: /--rightsizing-interval must be at most 24h/ },
-    { args: ["--pod-name="], message: /--pod-name must be a Pod name \(a DNS subdomain\).*got ""/ },
-    { args: ["--namespace=Napwake_System"], message: /--namespace must be a Namespace name \(a DNS label\)/ },
+    {
+      args: ["--pod-name="],
+      message: /--pod-name \(or POD_NAME or HOSTNAME\) must be a Pod name \(a DNS subdomain\).*got ""/,
+    },
+    {
+      args: ["--namespace=Napwake_System"],
+      message: /--namespace \(or POD_NAMESPACE\) must be a Namespace name \(a DNS label\)/,
+    },
+    { args: ["--kubeconfig="], message: /--kubeconfig must name a kubeconfig file; it is empty/ },
+    {
+      args: ["--prometheus-url=http://p:9090", "--rightsizing-config="],
+      message: /--rightsizing-config must name a rightsizing configuration file; it is empty/,
+    },
+    {
+      args: ["--health-port=9443"],
+      message: /--health-port and --webhook-port are both 9443: each server needs a port of its own/,
+    },
+    {
+      args: ["--metrics-port=9443"],
+      message: /--metrics-port and --webhook-port are both 9443/,
+    },
+    {
+      args: ["--rightsizing-cpu-mode=audit", "--rightsizing-interval=2h"],
+      message: /--rightsizing-interval, --rightsizing-cpu-mode need --prometheus-url/,
+    },
     { args: ["--health-port="], message: /--health-port must be a whole number from 0 to 65535, got ""/ },
     { args: ["--webhook-port=0x24b3"], message: /--webhook-port must be a whole number/ },
     { args: ["--metrics-port=8e3"], message: /--metrics-port must be a whole number/ },

@@ -80,6 +80,24 @@ const maxShutdownDelay = {
   text: "10s (shutdown must finish within the pod's 45 s grace period)",
 };
 
+/** Flags whose default is given where they are read, so that a flag given explicitly can be told apart. */
+const defaultDurations: Record<string, string> = { "rightsizing-interval": "1h" };
+
+/** The environment variables flags default from, named where a bad value is refused. */
+const envDefaults: Record<string, string> = {
+  namespace: "POD_NAMESPACE",
+  "pod-name": "POD_NAME or HOSTNAME",
+};
+
+/** Flags that only rightsizing reads. */
+const rightsizingFlags = [
+  "rightsizing-interval",
+  "rightsizing-cpu-mode",
+  "rightsizing-memory-mode",
+  "prometheus-cluster-label",
+  "rightsizing-config",
+] as const;
+
 /** Parses flags (the last of a repeated flag wins) over environment defaults. Throws a ConfigError that says what to fix. */
 export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
   let values: Record<string, string | boolean | undefined>;
@@ -112,7 +130,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "cert-source": { type: "string", default: "self" },
         "cert-dir": { type: "string", default: "/etc/napwake/tls" },
         "no-rightsizing": { type: "boolean", default: false },
-        "rightsizing-interval": { type: "string", default: "1h" },
+        "rightsizing-interval": { type: "string" },
         "rightsizing-cpu-mode": { type: "string" },
         "rightsizing-memory-mode": { type: "string" },
         "prometheus-cluster-label": { type: "string" },
@@ -124,6 +142,12 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     throw new ConfigError(`${(err as Error).message}; run with --help for the flags`);
   }
   const str = (name: string) => values[name] as string | undefined;
+  /** A file flag: absent, or a path. Empty (`--kubeconfig=$UNSET`) would quietly mean "the default". */
+  const path = (name: string, what: string) => {
+    const value = str(name);
+    if (value === "") throw new ConfigError(`--${name} must name ${what}; it is empty (an unset variable?)`);
+    return value;
+  };
   const int = (name: string, min: number, max: number) => {
     const raw = str(name) ?? "";
     // Decimal digits only: Number() would also take "", "0x24b3" or "1e3".
@@ -140,7 +164,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   ) => {
     let ms: number;
     try {
-      ms = parseDuration(str(name) ?? "");
+      ms = parseDuration(str(name) ?? defaultDurations[name] ?? "");
     } catch (err) {
       throw new ConfigError(`--${name}: ${(err as Error).message}`);
     }
@@ -164,7 +188,11 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   if (url !== undefined) checkPrometheusUrl(url);
   const name = (flag: string, pattern: RegExp, what: string, fallback = "") => {
     const value = str(flag) ?? fallback;
-    if (!pattern.test(value)) throw new ConfigError(`--${flag} must be ${what}, got "${value}"`);
+    if (!pattern.test(value)) {
+      const from = envDefaults[flag];
+      const source = from ? `--${flag} (or ${from})` : `--${flag}`;
+      throw new ConfigError(`${source} must be ${what}, got "${value}"`);
+    }
     return value;
   };
   const certSource = str("cert-source") as CertSource;
@@ -179,8 +207,22 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   }
   const certDir = str("cert-dir") ?? "";
   if (certDir === "") throw new ConfigError("--cert-dir must name the directory holding tls.crt and tls.key");
+  const healthPort = int("health-port", 0, 65535);
   const metricsPort = int("metrics-port", 0, 65535);
   const webhookPort = int("webhook-port", 0, 65535);
+  const ports = [
+    ["health-port", healthPort],
+    ["metrics-port", metricsPort],
+    ["webhook-port", webhookPort],
+  ] as const;
+  for (const [i, [flag, port]] of ports.entries()) {
+    const clash = ports.slice(i + 1).find(([, other]) => port > 0 && other === port);
+    if (clash) {
+      throw new ConfigError(
+        `--${flag} and --${clash[0]} are both ${port}: each server needs a port of its own`,
+      );
+    }
+  }
   if (metricsPort > 0 && webhookPort === 0) {
     throw new ConfigError(
       "--metrics-port serves HTTPS with the certificate the webhooks keep: with --webhook-port=0 set --metrics-port=0 too",
@@ -211,6 +253,17 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     min: { ms: 60_000, text: "1m" },
     max: { ms: 86_400_000, text: "24h" },
   });
+  const configFile = path("rightsizing-config", "a rightsizing configuration file");
+  const clusterDefault = { ...mode("cpu"), ...mode("memory") };
+  // Rightsizing reads Prometheus: its flags without one would be taken and do nothing.
+  if (url === undefined) {
+    const unused = rightsizingFlags.filter((flag) => str(flag) !== undefined);
+    if (unused.length > 0) {
+      throw new ConfigError(
+        `${unused.map((flag) => `--${flag}`).join(", ")} need --prometheus-url: rightsizing reads its history there`,
+      );
+    }
+  }
 
   return {
     namespace: name(
@@ -226,7 +279,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       "a Pod name (a DNS subdomain), as the Downward API gives it",
       "napwake-operator",
     ),
-    kubeconfig: str("kubeconfig"),
+    kubeconfig: path("kubeconfig", "a kubeconfig file"),
     leaderElect: values["leader-elect"] === true,
     leaseName: name("lease-name", dnsSubdomain, "a Lease name (a DNS subdomain) such as napwake-operator"),
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
@@ -234,7 +287,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     pausedCheckIntervalMs: duration("paused-check-interval", { min: oneSecond, max: oneHour }),
     shutdownDelayMs: duration("shutdown-delay", { max: maxShutdownDelay }),
     prometheusUrl: url?.replace(/\/+$/, ""),
-    healthPort: int("health-port", 0, 65535),
+    healthPort,
     metricsPort,
     dryRun: values["dry-run"] === true,
     logLevel,
@@ -253,9 +306,9 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     rightsizing: {
       enabled: url !== undefined && values["no-rightsizing"] !== true,
       intervalMs: rightsizingIntervalMs,
-      clusterDefault: { ...mode("cpu"), ...mode("memory") },
+      clusterDefault,
       ...(cluster ? { cluster } : {}),
-      ...(str("rightsizing-config") ? { configFile: str("rightsizing-config") } : {}),
+      ...(configFile === undefined ? {} : { configFile }),
     },
   };
 }
