@@ -3,7 +3,7 @@
  * admission webhooks (every replica) and a health endpoint. Configuration is parsed once here and passed down.
  */
 import { readFile } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   AppsV1Api,
@@ -56,7 +56,8 @@ const usage = `usage: napwake operator [flags]
   --paused-check-interval DUR     how often a paused workload is looked at (default 5m, 1s..1h)
   --prometheus-url URL            Prometheus-compatible API for activity queries, the activity history new
                                   forecasts start from, and rightsizing
-  --health-port PORT              /healthz and /readyz (default 8081; 0 turns it off)
+  --health-port PORT              /healthz and /readyz on every interface (default 8081; 0 turns it off); the
+                                  health, metrics and webhook ports must differ
   --metrics-port PORT             HTTPS /metrics for tokens allowed to get it (default 8443; 0 turns it off);
                                   it serves the webhooks' certificate, so it needs --webhook-port too
   --dry-run                       decide and record, never scale
@@ -69,7 +70,8 @@ const usage = `usage: napwake operator [flags]
   --cert-source self|cert-manager self: a CA in the Secret napwake-webhook-ca and caBundle injection (default);
                                   cert-manager: tls.crt/tls.key from --cert-dir, reloaded when they change
   --cert-dir DIR                  default /etc/napwake/tls
-  --no-rightsizing                no rightsizing recommendations (they run whenever --prometheus-url is set)
+  --no-rightsizing                no rightsizing recommendations (they run whenever --prometheus-url is set;
+                                  the rightsizing flags below need it)
   --rightsizing-interval DUR      how often new usage is read and recommendations renewed (default 1h, 1m..24h)
   --rightsizing-cpu-mode MODE     cluster default for CPU: off, audit or auto-patch (policies and annotations win)
   --rightsizing-memory-mode MODE  cluster default for memory
@@ -131,7 +133,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     const ok = req.url === "/healthz" || (req.url === "/readyz" && ready());
     res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
   });
-  if (config.healthPort > 0) health.listen(config.healthPort);
+  if (config.healthPort > 0) await listenOn(health, config.healthPort, "--health-port");
 
   if (config.webhooks.port > 0) {
     webhooks = await startWebhooks({
@@ -318,4 +320,16 @@ if (command === "operator" && !rest.includes("--help")) {
 } else {
   process.stderr.write(usage);
   process.exit(command === undefined || rest.includes("--help") || command === "--help" ? 0 : 2);
+}
+
+/** Listens on `port` on every interface, or fails with a message naming the flag that chose it. */
+function listenOn(server: Server, port: number, flag: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = (err: Error) => reject(new Error(`${flag}=${port}: cannot listen: ${err.message}`));
+    server.once("error", failed);
+    server.listen(port, () => {
+      server.off("error", failed);
+      resolve();
+    });
+  });
 }

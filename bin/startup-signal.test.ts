@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -56,4 +57,38 @@ describe("the operator process while it is still starting", () => {
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(output).toContain("stopped while starting");
   }, 20_000);
+});
+
+describe("the operator process at start", () => {
+  it("names --health-port when its port is taken, rather than crashing with a stack trace", async () => {
+    const busy = createServer();
+    await new Promise<void>((listening) => busy.listen(0, listening));
+    const { port } = busy.address() as { port: number };
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          entry,
+          "operator",
+          `--kubeconfig=${await unreachableKubeconfig()}`,
+          "--webhook-port=0",
+          "--metrics-port=0",
+          `--health-port=${port}`,
+          "--no-rightsizing",
+        ],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += String(chunk);
+      });
+      const code = await new Promise<number | null>((exited) => child.once("exit", exited));
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        new RegExp(`^napwake operator: --health-port=${port}: cannot listen: .*EADDRINUSE`),
+      );
+    } finally {
+      busy.close();
+    }
+  });
 });
