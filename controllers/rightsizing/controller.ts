@@ -18,7 +18,7 @@ import type {
   RightsizingResource,
   WorkloadKind,
 } from "../../api/rightsizingpolicy.ts";
-import type { Clock } from "../../kube/clock.ts";
+import { type Clock, sleep } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
@@ -51,6 +51,8 @@ export type RightsizingMetrics = {
   recommendation(w: CoveredWorkload, status: RightsizingStatus): void;
   /** A workload (its key, `namespace/name.kind`) that is gone or no longer covered. */
   forget(key: string): void;
+  /** Every workload: this replica no longer leads, and the leader's series are the ones to read. */
+  forgetAll(): void;
 };
 
 export interface RightsizingControllerDeps {
@@ -72,7 +74,8 @@ export interface RightsizingControllerDeps {
 export interface RightsizingController {
   /** Runs the recommender now (the periodic timer calls it too) and queues every covered workload. */
   runNow(): Promise<RunSummary>;
-  stop(): Promise<void>;
+  /** Stops by `deadlineMs` (default 10 s): a run still waiting on Prometheus then is dropped. */
+  stop(opts?: { deadlineMs?: number }): Promise<void>;
 }
 
 const kinds: readonly WorkloadKind[] = ["Deployment", "StatefulSet"];
@@ -313,6 +316,8 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         nowMs: deps.clock.now(),
         log: deps.log,
       });
+      // A run that outlived its controller's stop reports nothing: another term's runs are the ones to show.
+      if (stopped) return summary;
       lastRunOk = summary.ok;
       firstRunDone = true;
       const seconds = (performance.now() - started) / 1000;
@@ -354,11 +359,32 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     runNow,
     async stop({ deadlineMs = 10_000 }: { deadlineMs?: number } = {}) {
       stopped = true;
+      const stopAt = deps.clock.now() + deadlineMs;
       if (timer) clearTimeout(timer);
       for (const remove of unsubscribe) remove();
-      // The queue first: it is what writes; a run in flight only reads and fills memory.
+      // The queue first: it is what writes. A run in flight only reads and fills this term's memory, which goes
+      // with it: it is waited for until the deadline and no longer, or a Prometheus that never answers (30 s an
+      // attempt, with retries) would hold a shutdown or a hand-over for minutes.
       await queue.shutdown({ deadlineMs });
-      await running?.catch(() => undefined);
+      deps.metrics?.forgetAll();
+      if (running) {
+        const settled = running.then(
+          () => "settled",
+          () => "settled",
+        );
+        const settledFirst = new AbortController();
+        const deadline = sleep(deps.clock, Math.max(0, stopAt - deps.clock.now()), settledFirst.signal).then(
+          () => "deadline",
+        );
+        const first = await Promise.race([settled, deadline]);
+        settledFirst.abort();
+        if (first === "deadline") {
+          deps.log.warn(
+            { deadlineMs },
+            "stopped with a recommender run still waiting on Prometheus; it is dropped",
+          );
+        }
+      }
     },
   };
 }

@@ -54,6 +54,17 @@ describe("rightsizing metrics", () => {
     expect(await series(registry, "napwake_rightsizing_recommended_cpu_cores")).toEqual([]);
   });
 
+  it("drops every workload's series once this replica stops leading, so only the leader's are read", async () => {
+    const registry = new Registry();
+    const m = rightsizingMetrics(registry);
+    const one = status([{ name: "app", current: {}, target: { cpuRequest: "200m" }, state: "ok" }]);
+    m.recommendation(web, one);
+    m.recommendation({ ...web, name: "api" }, one);
+    m.forgetAll();
+    expect(await series(registry, "napwake_rightsizing_recommended_cpu_cores")).toEqual([]);
+    expect(await series(registry, "napwake_rightsizing_requested_cpu_cores")).toEqual([]);
+  });
+
   it("keeps a Deployment's and a StatefulSet's series apart when they share a name", async () => {
     const registry = new Registry();
     const m = rightsizingMetrics(registry);

@@ -86,5 +86,8 @@ export function rightsizingMetrics(registry: Registry): RightsizingMetrics {
       for (const old of series.get(key) ?? []) for (const g of gauges) g.remove(old);
       series.delete(key);
     },
+    forgetAll() {
+      for (const key of [...series.keys()]) this.forget(key);
+    },
   };
 }
