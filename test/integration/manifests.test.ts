@@ -169,7 +169,7 @@ describe("the install manifests", () => {
       "leases: create",
       "leases: get,update",
       "managedworkloads/status: patch",
-      "managedworkloads: get,list,watch,create,patch,delete",
+      "managedworkloads: get,list,watch,create,delete",
       "mutatingwebhookconfigurations: get,patch",
       "rightsizingpolicies/status: patch",
       "rightsizings/status: patch",
