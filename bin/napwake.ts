@@ -187,7 +187,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     } catch (err) {
       // A replica that cannot run the controllers must not stay up looking healthy: exit, so the failure shows
       // as a restart and another replica leads meanwhile.
-      log.error({ err }, "the controllers could not start; exiting");
+      log.error({ err }, "the controllers failed to start or to stop; exiting");
       void shutdown("controllers failed", 1);
     } finally {
       log.info({}, "stopped leading: controllers stopped");

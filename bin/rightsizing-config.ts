@@ -28,6 +28,8 @@ export type RightsizingFileSettings = { usage: UsageSourceConfig; recommender: R
 
 type Raw = Record<string, unknown>;
 
+const minStepMs = 10_000;
+
 export function parseRightsizingConfig(text: string, file: string): RightsizingFileSettings {
   let raw: unknown;
   try {
@@ -45,6 +47,13 @@ export function parseRightsizingConfig(text: string, file: string): RightsizingF
       : {}),
     ...(top.step !== undefined ? { stepMs: positiveDuration(top.step, `${file}: step`) } : {}),
   };
+  // Finer than Prometheus scrapes reads nothing new, and a lookback in millions of steps is millions of points.
+  if (usage.stepMs < minStepMs) {
+    throw new ConfigError(`${file}: step must be at least 10s, got ${quoted(top.step)}`);
+  }
+  if (usage.lookbackMs < usage.stepMs) {
+    throw new ConfigError(`${file}: lookback must be at least one step, got ${quoted(top.lookback)}`);
+  }
   return { usage, recommender: recommender(top.recommender, `${file}: recommender`) };
 }
 
@@ -82,7 +91,30 @@ function recommender(value: unknown, where: string): RecommenderConfig {
   const overrides = Object.fromEntries(
     Object.entries(r).map(([key, v]) => [key, recommenderValue(key, v, `${where}.${key}`)]),
   );
-  return { ...defaultConfig, ...overrides };
+  const config = { ...defaultConfig, ...overrides };
+  checkOrder(config, where);
+  return config;
+}
+
+/** Parameters that only make sense in order: each pair must be `[smaller, larger]` (equal allowed). */
+const ordered: readonly (readonly [keyof RecommenderConfig, keyof RecommenderConfig])[] = [
+  ["cpuLowerPercentile", "cpuTargetPercentile"],
+  ["cpuTargetPercentile", "cpuUpperPercentile"],
+  ["memoryLowerPercentile", "memoryTargetPercentile"],
+  ["memoryTargetPercentile", "memoryUpperPercentile"],
+  ["spikeRecurrenceCount", "spikeRecurrenceWindows"],
+  ["trendMinWindows", "trendWindows"],
+];
+
+function checkOrder(config: RecommenderConfig, where: string): void {
+  for (const [smaller, larger] of ordered) {
+    if (config[smaller] > config[larger]) {
+      throw new ConfigError(
+        `${where}.${smaller} (${config[smaller]}) must be at most ${where}.${larger} (${config[larger]}); ` +
+          "a key left out keeps its default",
+      );
+    }
+  }
 }
 
 /** The value of a recommender parameter, checked against the range its name implies. */
