@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import {
   AppsV1Api,
   CoreV1Api,
@@ -51,4 +52,13 @@ export function eventually<T>(
   timeoutMs = 60_000,
 ): Promise<T> {
   return waitFor(check, { what, timeoutMs, intervalMs: 250 });
+}
+
+/** A port free on 127.0.0.1 now, for a process the test starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -1,5 +1,4 @@
 import { mkdtemp } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiException, type V1Deployment } from "@kubernetes/client-node";
@@ -21,6 +20,7 @@ import {
   createTestNamespace,
   deleteTestNamespace,
   eventually,
+  freePort,
 } from "./cluster.ts";
 import { managedWorkload, managedWorkloadApi } from "./operator-support.ts";
 
@@ -38,14 +38,6 @@ function deployment(name: string, annotations?: Record<string, string>): V1Deplo
       },
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The API server's message when `write` is refused, or undefined when it was admitted. */

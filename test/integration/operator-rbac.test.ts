@@ -1,5 +1,4 @@
 import { mkdtemp, readFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EventsV1Api, type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
@@ -24,18 +23,11 @@ import {
   createTestNamespace,
   deleteTestNamespace,
   eventually,
+  freePort,
 } from "./cluster.ts";
 import { installKedaCrd, kedaApi, readScaledObject } from "./keda.ts";
 import { managedWorkloadApi, requestOnManagedWorkload } from "./operator-support.ts";
 import { httpDeployment } from "./workloads.ts";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * The operator's RBAC from `manifests/base/rbac.yaml`, for a ServiceAccount in `namespace`: cluster-wide names
