@@ -69,7 +69,11 @@ describe("command help", () => {
   it.each([
     ["pause", "says a pause by hand overrides the forecast's veto", "overrides the forecast's veto"],
     ["pause", "says the forecast does not pre-wake a workload paused by hand", "does not pre-wake"],
-    ["pause", "says what wakes a workload paused by hand", "traffic or kubectl napwake resume wakes it"],
+    [
+      "pause",
+      "says what wakes a workload paused by hand",
+      "new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it",
+    ],
     ["status", "explains the REASON column", "REASON     why it is in its phase"],
     ["status", "names the Paused condition's reasons", "Idle, Requested, ForecastVeto, PreWake"],
     ["status", "explains the suspended marker in FORECAST", '"(suspended)": the forecast is trusted'],

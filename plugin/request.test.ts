@@ -169,14 +169,14 @@ describe("planRequest", () => {
       "pause",
       mw(),
       awake,
-      "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; traffic or kubectl napwake resume wakes it, not the forecast",
+      "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast",
     ],
     [
       "pause, already paused",
       "pause",
       mw(),
       paused,
-      "web is already paused (0 replicas, 3 held); from now on the forecast does not pre-wake it: traffic or kubectl napwake resume wakes it",
+      "web is already paused (0 replicas, 3 held); from now on the forecast does not pre-wake it: new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it",
     ],
     [
       "pause, dry-run",

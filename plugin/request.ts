@@ -130,7 +130,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   const name = target.name;
   const held = pausedFromOf(target);
   if (isPaused(target)) {
-    return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: traffic or kubectl napwake resume wakes it`;
+    return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it`;
   }
   const why = notActing(mw);
   if (why)
@@ -146,7 +146,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
     return `${name} cannot be paused while ${blocked}; the pause request is recorded and made once that changes`;
   }
   // A pause by hand skips the forecast's veto and is not pre-woken (decide.ts): say so before it surprises anyone.
-  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0), whatever the forecast says; traffic or kubectl napwake resume wakes it, not the forecast`;
+  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0), whatever the forecast says; new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast`;
 }
 
 function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {

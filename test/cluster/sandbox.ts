@@ -162,7 +162,7 @@ From any shell on this machine:
   source ${state.envFile}          # sets KUBECONFIG and puts kubectl on PATH
   kubectl get nodes
   kubectl -n ${demo.namespace} get deploy,pods,endpointslices
-  curl -s http://127.0.0.1:${state.demoPort}/        # the demo Service; one of its pods answers
+  curl -sS http://127.0.0.1:${state.demoPort}/       # the demo Service; one of its pods answers
   kubectl top pods -n ${demo.namespace}               # metrics-server, about a minute after a pod starts
 
 Napwake runs in it (log: .napwake/sandbox/cluster/logs/napwake-operator.log). The demo is idle: Napwake
@@ -173,9 +173,9 @@ UTC), so it is trusted at once: in those hours it vetoes the pause until the exp
   kubectl napwake status -n ${demo.namespace}         # phase, why (REASON), replicas held, idle for, forecast
   kubectl -n ${demo.namespace} get managedworkloads -o wide
   kubectl -n ${demo.namespace} get events             # ForecastHistoryLearned: what the forecast learned
-  kubectl napwake resume ${demo.name} -n ${demo.namespace}        # wakes it (if paused) to exactly its old count
-  kubectl napwake pause ${demo.name} -n ${demo.namespace}         # pauses it now, by hand: no pre-wake then;
-                                                     # curl: "Empty reply from server" (no pod answers)
+  kubectl napwake resume ${demo.name} -n ${demo.namespace}   # wakes it (if paused) to exactly its old count
+  kubectl napwake pause ${demo.name} -n ${demo.namespace}    # pauses it now, by hand: no pre-wake then;
+                                                     # curl -sS: "Empty reply from server" (no pod answers)
   kubectl -n ${demo.namespace} get managedworkload ${demo.name}.deployment \\
     -o jsonpath='{.status.conditions[?(@.type=="Paused")].message}{"\\n"}'   # why it is paused, or awake
 
@@ -185,7 +185,7 @@ It also recommends requests from two weeks of the demo's usage in Prometheus (au
 
 Its admission webhooks stamp napwake.dev/managed-by on a managed workload's next write, and refuse bad
 napwake metadata:
-  kubectl -n ${demo.namespace} annotate deploy ${demo.name} napwake.dev/paused-from=abc   # refused, with the fix
+  kubectl -n ${demo.namespace} annotate deploy ${demo.name} --overwrite napwake.dev/paused-from=abc  # refused, with the fix
 
 Stop it with: ./scripts/sandbox.sh down
 `);
@@ -211,8 +211,14 @@ async function down(config: SandboxConfig): Promise<void> {
 
 async function status(config: SandboxConfig): Promise<void> {
   const state = await readState(config.stateDir);
-  if (state) printUsage(state);
-  else say("napwake sandbox: not running (start it with: ./scripts/sandbox.sh)");
+  if (state) return printUsage(state);
+  say("napwake sandbox: not running (start it with: ./scripts/sandbox.sh)");
+  // A sandbox that ended without `down` (the machine restarted, the process was killed) leaves these behind.
+  if (existsSync(files(config.stateDir).env)) {
+    say(
+      `  ${files(config.stateDir).env} and its kubeconfig are left from an earlier sandbox: they point at nothing`,
+    );
+  }
 }
 
 /** Host side: bridges loopback ports to the cluster's sockets and keeps the inner process alive. */
