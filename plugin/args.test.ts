@@ -72,7 +72,7 @@ describe("command help", () => {
     [
       "pause",
       "says what wakes a workload paused by hand",
-      "new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it",
+      "new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume",
     ],
     ["status", "explains the REASON column", "REASON     why it is in its phase"],
     ["status", "names the Paused condition's reasons", "Idle, Requested, ForecastVeto, PreWake"],
