@@ -1,8 +1,12 @@
 import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
 import { expect, it, vi } from "vitest";
 import { annotations, labels } from "../../api/keys.ts";
+import { workloadObjectName } from "../../api/names.ts";
 import { systemClock } from "../../kube/clock.ts";
-import { namesakeOf, startOptInController } from "./controller.ts";
+import { namesakesOf, startOptInController } from "./controller.ts";
+
+/** A workload name too long for `<name>.deployment`: its opt-in name is cut and hashed. */
+const long = "a".repeat(250);
 
 /** Caches as `startCaches` makes them, counting the listeners each holds. */
 function fakeCaches() {
@@ -124,6 +128,14 @@ it("releases the ScaledObject of a paused workload no longer opted in, though it
   ]);
 });
 
+it("says a workload no longer opted in, found at its paused count, was resumed (a resume that did not finish)", async () => {
+  const { made, events } = await optInOnce({ deployments: [deployment(2, pausedFrom2)] });
+  expect(made).toEqual(["forget"]);
+  expect(events).toMatchObject([
+    { reason: "Resumed", note: "resumed to 2 replicas: no longer opted in to Napwake" },
+  ]);
+});
+
 it("says a workload no longer opted in was already scaled up outside Napwake, rather than resumed", async () => {
   const { made, events } = await optInOnce({ deployments: [deployment(5, pausedFrom2)] });
   expect(made).toEqual(["forget"]);
@@ -155,9 +167,16 @@ it("warns, on the workload, that another ManagedWorkload holds the name opting i
 });
 
 it.each([
-  { name: "web.deployment", want: { kind: "Deployment", name: "web" } },
-  { name: "db.statefulset", want: { kind: "StatefulSet", name: "db" } },
-  { name: "nightly", want: null },
-])("knows the workload opt-in would name $name for", ({ name, want }) => {
-  expect(namesakeOf(name)).toEqual(want);
+  { name: "web.deployment", want: [{ kind: "Deployment", name: "web" }] },
+  { name: "db.statefulset", want: [{ kind: "StatefulSet", name: "db" }] },
+  { name: "nightly", want: [] },
+  {
+    name: workloadObjectName("Deployment", long),
+    want: [
+      { kind: "Deployment", name: workloadObjectName("Deployment", long).slice(0, -".deployment".length) },
+      { kind: "Deployment", name: long },
+    ],
+  },
+])("knows the workload opt-in would give the name $name", ({ name, want }) => {
+  expect(namesakesOf(name, (kind) => (kind === "Deployment" ? ["web", long] : []))).toEqual(want);
 });

@@ -61,8 +61,13 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     caches.managedWorkloads.onChange((mw) => {
       queue.add(key(mw.spec.targetRef.kind, mw.metadata.namespace, mw.spec.targetRef.name), "change");
       // And the workload whose opt-in name it holds, refused while it held it for another.
-      const namesake = namesakeOf(mw.metadata.name);
-      if (namesake) queue.add(key(namesake.kind, mw.metadata.namespace, namesake.name), "change");
+      const namesOf = (kind: TargetKind) =>
+        (kind === "Deployment" ? caches.deployments.cache : caches.statefulSets.cache)
+          .list(mw.metadata.namespace)
+          .map((o) => o.metadata?.name ?? "");
+      for (const namesake of namesakesOf(mw.metadata.name, namesOf)) {
+        queue.add(key(namesake.kind, mw.metadata.namespace, namesake.name), "change");
+      }
     }),
     caches.namespaces.onChange((ns) => {
       const name = ns.metadata?.name ?? "";
@@ -168,6 +173,8 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     // then forget the count.
     const listed = (caches.scaledObjects?.cache.list(target.namespace) ?? []) as ScaledObject[];
     const resumes = target.replicas === 0;
+    // At the count it was paused from, the workload is Napwake's own resume that did not get to forget it.
+    const resumedBefore = target.replicas === from;
     await makeWrites(
       [
         ...scaledObjectReleaseWrites(scaledObjectsOf(target, listed)),
@@ -180,7 +187,7 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     await deps.events.action({
       regarding: regardingWorkload(workload),
       type: "Normal",
-      ...(resumes
+      ...(resumes || resumedBefore
         ? {
             reason: eventReasons.resumed,
             action: "Resume",
@@ -204,14 +211,25 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
   };
 }
 
-/** The workload a ManagedWorkload of this name would be made for by opt-in (`web.deployment`: Deployment web). */
-export function namesakeOf(name: string): { kind: TargetKind; name: string } | null {
-  for (const kind of ["Deployment", "StatefulSet"] as const) {
+/**
+ * The workloads a ManagedWorkload of this name would be made for by opt-in (`web.deployment`: Deployment web).
+ * A name cut and hashed (a workload name too long for `<name>.<kind>`) cannot be read back: the workloads of the
+ * kind that `namesOf` lists are matched against it too. A name nothing could be made for gives none.
+ */
+export function namesakesOf(
+  name: string,
+  namesOf: (kind: TargetKind) => readonly string[],
+): { kind: TargetKind; name: string }[] {
+  return (["Deployment", "StatefulSet"] as const).flatMap((kind) => {
     const suffix = `.${kind.toLowerCase()}`;
-    const workload = name.slice(0, -suffix.length);
-    if (name.endsWith(suffix) && workloadObjectName(kind, workload) === name) return { kind, name: workload };
-  }
-  return null;
+    if (!name.endsWith(suffix)) return [];
+    const direct = name.slice(0, -suffix.length);
+    // Ending in a hash, it may also be a long name cut: only the workloads listed can tell.
+    const candidates = /-[0-9a-f]{10}$/.test(direct) ? new Set([direct, ...namesOf(kind)]) : [direct];
+    return [...candidates]
+      .filter((workload) => workloadObjectName(kind, workload) === name)
+      .map((workload) => ({ kind, name: workload }));
+  });
 }
 
 function regardingWorkload(workload: OptInWorkload) {
