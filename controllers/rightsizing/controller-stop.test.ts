@@ -63,3 +63,84 @@ it("stops at its deadline though a recommender run waits on a Prometheus that ne
   // No longer leading: the per-workload series are the next leader's to export.
   expect(forgotten).toBe(true);
 });
+
+it("exports no per-workload series once stopped, even from a reconcile whose write outlives the stop", async () => {
+  let release!: () => void;
+  const slowWrite = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let creating!: () => void;
+  const created = new Promise<void>((resolve) => {
+    creating = resolve;
+  });
+  const timeline: string[] = [];
+  const cached = (objects: object[]) => ({
+    cache: {
+      list: () => objects,
+      get: (name: string) =>
+        objects.find((o) => (o as { metadata: { name: string } }).metadata.name === name),
+    },
+    onChange: () => () => undefined,
+  });
+  const down = {
+    ok: false as const,
+    error: { kind: "network" as const, message: "down", query: "", attempts: 1 },
+  };
+  const controller = startRightsizingController({
+    caches: {
+      deployments: cached([
+        {
+          metadata: { name: "web", namespace: "shop", uid: "u1" },
+          spec: { replicas: 1, template: { spec: { containers: [{ name: "app" }] } } },
+        },
+      ]),
+      statefulSets: cached([]),
+      namespaces: cached([{ metadata: { name: "shop", labels: {} } }]),
+      rightsizingPolicies: cached([]),
+      rightsizings: cached([]),
+    } as unknown as Caches,
+    prometheus: { query: async () => down, queryRange: async () => down },
+    writes: {
+      create: async () => {
+        creating();
+        await slowWrite;
+        return {
+          apiVersion: "napwake.dev/v1alpha1",
+          kind: "Rightsizing",
+          metadata: {
+            name: "web.deployment",
+            namespace: "shop",
+            uid: "r1",
+            resourceVersion: "1",
+            generation: 1,
+          },
+          spec: { targetRef: { kind: "Deployment", name: "web" } },
+        };
+      },
+      writeStatus: async () => "2",
+    } as never,
+    events: { action: async () => undefined } as never,
+    clock: systemClock,
+    settings: {
+      operatorNamespace: "napwake-system",
+      intervalMs: 3_600_000,
+      clusterDefault: {},
+      inPlaceResize: false,
+      recommender: defaultConfig,
+      usage: defaultUsageSourceConfig,
+    },
+    metrics: {
+      run: () => undefined,
+      recommendation: () => void timeline.push("recommendation"),
+      forget: () => undefined,
+      forgetAll: () => void timeline.push("forgetAll"),
+    },
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+  });
+  await created;
+  // The queue gives up on the reconcile after its settle time; the write it waits on finishes after that.
+  await controller.stop({ deadlineMs: 50 });
+  release();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(timeline).toEqual(["forgetAll"]);
+}, 20_000);

@@ -74,7 +74,10 @@ export interface RightsizingControllerDeps {
 export interface RightsizingController {
   /** Runs the recommender now (the periodic timer calls it too) and queues every covered workload. */
   runNow(): Promise<RunSummary>;
-  /** Stops by `deadlineMs` (default 10 s): a run still waiting on Prometheus then is dropped. */
+  /**
+   * Stops: reconciles are given `deadlineMs` (default 10 s) and the queue's settle time, and a recommender run
+   * still waiting on Prometheus at the deadline is dropped.
+   */
   stop(opts?: { deadlineMs?: number }): Promise<void>;
 }
 
@@ -103,6 +106,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   const policyGenerations = new SeenValues();
   const workloadSelections = new SeenValues();
   let lastRunOk: boolean | null = null;
+  let stopped = false;
   let firstRunDone = false;
 
   const workloadCache = (kind: WorkloadKind) =>
@@ -237,7 +241,8 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
         note: e.note,
       });
     }
-    deps.metrics?.recommendation(c.covered, decision.status);
+    // A reconcile that outlived its controller's stop (a slow write) leaves the series to the next leader.
+    if (!stopped) deps.metrics?.recommendation(c.covered, decision.status);
     return { done: true };
   }
 
@@ -343,7 +348,6 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
     return running;
   }
 
-  let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const loop = () => {
     if (stopped) return;
