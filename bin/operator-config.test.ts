@@ -153,6 +153,11 @@ describe("parseOperatorConfig", () => {
       args: ["--rightsizing-cpu-mode=audit", "--rightsizing-interval=2h"],
       message: /--rightsizing-interval, --rightsizing-cpu-mode need --prometheus-url/,
     },
+    {
+      args: ["--prometheus-url=http://p:9090", "--no-rightsizing", "--rightsizing-memory-mode=off"],
+      message:
+        /--rightsizing-memory-mode do nothing with --no-rightsizing: drop them, or drop --no-rightsizing/,
+    },
     { args: ["--health-port="], message: /--health-port must be a whole number from 0 to 65535, got ""/ },
     { args: ["--webhook-port=0x24b3"], message: /--webhook-port must be a whole number/ },
     { args: ["--metrics-port=8e3"], message: /--metrics-port must be a whole number/ },

@@ -255,14 +255,15 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   });
   const configFile = path("rightsizing-config", "a rightsizing configuration file");
   const clusterDefault = { ...mode("cpu"), ...mode("memory") };
-  // Rightsizing reads Prometheus: its flags without one would be taken and do nothing.
-  if (url === undefined) {
-    const unused = rightsizingFlags.filter((flag) => str(flag) !== undefined);
-    if (unused.length > 0) {
-      throw new ConfigError(
-        `${unused.map((flag) => `--${flag}`).join(", ")} need --prometheus-url: rightsizing reads its history there`,
-      );
-    }
+  // Rightsizing reads Prometheus: its flags without one, or with rightsizing off, would be taken and do nothing.
+  const unused = rightsizingFlags.filter((flag) => str(flag) !== undefined);
+  if (unused.length > 0 && (url === undefined || values["no-rightsizing"] === true)) {
+    const flags = unused.map((flag) => `--${flag}`).join(", ");
+    throw new ConfigError(
+      url === undefined
+        ? `${flags} need --prometheus-url: rightsizing reads its history there`
+        : `${flags} do nothing with --no-rightsizing: drop them, or drop --no-rightsizing`,
+    );
   }
 
   return {

@@ -52,7 +52,11 @@ export function parseRightsizingConfig(text: string, file: string): RightsizingF
     throw new ConfigError(`${file}: step must be at least 10s, got ${quoted(top.step)}`);
   }
   if (usage.lookbackMs < usage.stepMs) {
-    throw new ConfigError(`${file}: lookback must be at least one step, got ${quoted(top.lookback)}`);
+    const lookback =
+      top.lookback === undefined ? `the default ${usage.lookbackMs / 3_600_000}h` : quoted(top.lookback);
+    throw new ConfigError(
+      `${file}: lookback must be at least one step (${quoted(top.step)}), got ${lookback}`,
+    );
   }
   return { usage, recommender: recommender(top.recommender, `${file}: recommender`) };
 }
@@ -110,7 +114,7 @@ function checkOrder(config: RecommenderConfig, where: string): void {
   for (const [smaller, larger] of ordered) {
     if (config[smaller] > config[larger]) {
       throw new ConfigError(
-        `${where}.${smaller} (${config[smaller]}) must be at most ${where}.${larger} (${config[larger]}); ` +
+        `${where}.${smaller} (${config[smaller]}) must be at most ${larger} (${config[larger]}); ` +
           "a key left out keeps its default",
       );
     }
