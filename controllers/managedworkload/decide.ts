@@ -109,11 +109,10 @@ function withoutPause(obs: Observation, target: TargetState, status: ManagedWork
 }
 
 /**
- * Releases a ScaledObject hold Napwake applied while no pause of its own stands behind it: the resume that
- * should have released it was decided from a cache that did not show the hold yet, or the target was deleted
- * while paused and created again. KEDA would otherwise keep the workload at zero for good. A decision that
- * pauses applies the hold itself. The release is made only while the target still carries no paused-from
- * (see makeWrites), so a pause in flight that this cache has not seen yet keeps its hold.
+ * Releases a ScaledObject hold Napwake applied while no pause of its own stands behind it (the target was deleted
+ * while paused and created again): KEDA would otherwise keep the workload at zero for good. A decision that pauses
+ * applies the hold itself. The release is made only while the target still carries no paused-from (see
+ * makeWrites), so a pause in flight that this cache has not seen yet keeps its hold.
  */
 function releasingStrayHolds(obs: Observation, decision: Decision): Decision {
   if (decision.writes.some((w) => w.kind === "record-paused-from")) return decision;
