@@ -142,6 +142,14 @@ recommender:
       message: /spikeRecurrenceCount \(9\) must be at most spikeRecurrenceWindows \(7\)/,
     },
     {
+      text: "recommender: { minHistoryMs: 336h }",
+      message: /minHistoryMs \(336h\) must be at most fullConfidenceMs \(168h\)/,
+    },
+    {
+      text: "recommender: { cpuMaxCores: 0.005 }",
+      message: /cpuFirstBucketCores \(0.01\) must be at most cpuMaxCores \(0.005\)/,
+    },
+    {
       text: "recommender: { trendWindows: 2 }",
       message: /trendMinWindows \(3\) must be at most trendWindows \(2\)/,
     },

@@ -108,13 +108,24 @@ const ordered: readonly (readonly [keyof RecommenderConfig, keyof RecommenderCon
   ["memoryTargetPercentile", "memoryUpperPercentile"],
   ["spikeRecurrenceCount", "spikeRecurrenceWindows"],
   ["trendMinWindows", "trendWindows"],
+  ["minHistoryMs", "fullConfidenceMs"],
+  ["cpuFirstBucketCores", "cpuMaxCores"],
+  ["memoryFirstBucketBytes", "memoryMaxBytes"],
+  ["minCpuCores", "cpuMaxCores"],
+  ["minMemoryBytes", "memoryMaxBytes"],
 ];
+
+/** A parameter's value as the file would write it: durations in hours, the rest as numbers. */
+function shown(key: string, value: number): string {
+  return key.endsWith("Ms") ? `${value / 3_600_000}h` : String(value);
+}
 
 function checkOrder(config: RecommenderConfig, where: string): void {
   for (const [smaller, larger] of ordered) {
     if (config[smaller] > config[larger]) {
       throw new ConfigError(
-        `${where}.${smaller} (${config[smaller]}) must be at most ${larger} (${config[larger]}); ` +
+        `${where}.${smaller} (${shown(smaller, config[smaller])}) must be at most ${larger} ` +
+          `(${shown(larger, config[larger])}); ` +
           "a key left out keeps its default",
       );
     }
