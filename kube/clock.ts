@@ -45,6 +45,25 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<b
   });
 }
 
+/** Whether `work` settles (either way) within `ms` on `clock`. The timer is cleared once either comes first. */
+export async function settlesWithin(clock: Clock, work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: TimerHandle | undefined;
+  const timeUp = new Promise<false>((resolve) => {
+    timer = clock.setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      timeUp,
+    ]);
+  } finally {
+    clock.clearTimeout(timer);
+  }
+}
+
 interface FakeTimer {
   id: number;
   at: number;

@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, settlesWithin, systemClock } from "./clock.ts";
 
 /**
  * A level-based priority work queue of `namespace/name` keys, in the manner of client-go's workqueue:
@@ -276,25 +276,14 @@ export class WorkQueue {
     const idle = new Promise<void>((resolve) => {
       this.#idle = resolve;
     });
-    let timer: unknown;
-    const deadline = new Promise<"deadline">((resolve) => {
-      timer = this.#clock.setTimeout(() => resolve("deadline"), opts.deadlineMs ?? 30_000);
-    });
-    const result = await Promise.race([idle.then(() => "idle" as const), deadline]);
-    this.#clock.clearTimeout(timer);
-    if (result === "idle") return { drained: true };
+    if (await settlesWithin(this.#clock, idle, opts.deadlineMs ?? 30_000)) return { drained: true };
     for (const controller of this.#inFlight.values()) {
       controller.abort(new ShutdownError("the work queue is shutting down"));
     }
     // Aborted reconciles still settle before this returns, so a leader that lost its lease does not start a
     // new term while the old one's writes are in flight; one that ignores its signal is waited for a bounded
     // time (most of its writes are conditional, so a late one fails rather than undoes the new term's).
-    let graceTimer: unknown;
-    const grace = new Promise<void>((resolve) => {
-      graceTimer = this.#clock.setTimeout(resolve, ABORTED_SETTLE_MS);
-    });
-    await Promise.race([idle, grace]);
-    this.#clock.clearTimeout(graceTimer);
+    await settlesWithin(this.#clock, idle, ABORTED_SETTLE_MS);
     return { drained: false };
   }
 

@@ -18,7 +18,7 @@ import type {
   RightsizingResource,
   WorkloadKind,
 } from "../../api/rightsizingpolicy.ts";
-import { type Clock, sleep } from "../../kube/clock.ts";
+import { type Clock, settlesWithin } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
 import { type Outcome, type Priority, type QueueMetrics, WorkQueue } from "../../kube/workqueue.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
@@ -371,23 +371,11 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       // attempt, with retries) would hold a shutdown or a hand-over for minutes.
       await queue.shutdown({ deadlineMs });
       deps.metrics?.forgetAll();
-      if (running) {
-        const settled = running.then(
-          () => "settled",
-          () => "settled",
+      if (running && !(await settlesWithin(deps.clock, running, Math.max(0, stopAt - deps.clock.now())))) {
+        deps.log.warn(
+          { deadlineMs },
+          "stopped with a recommender run still waiting on Prometheus; it is dropped",
         );
-        const settledFirst = new AbortController();
-        const deadline = sleep(deps.clock, Math.max(0, stopAt - deps.clock.now()), settledFirst.signal).then(
-          () => "deadline",
-        );
-        const first = await Promise.race([settled, deadline]);
-        settledFirst.abort();
-        if (first === "deadline") {
-          deps.log.warn(
-            { deadlineMs },
-            "stopped with a recommender run still waiting on Prometheus; it is dropped",
-          );
-        }
       }
     },
   };
