@@ -3,7 +3,7 @@
  * admission webhooks (every replica) and a health endpoint. Configuration is parsed once here and passed down.
  */
 import { readFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   AppsV1Api,
@@ -31,6 +31,7 @@ import { rightsizingWrites } from "../controllers/rightsizing/writes.ts";
 import { systemClock } from "../kube/clock.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { LeaderElector } from "../kube/leader-election.ts";
+import { listen } from "../kube/listen.ts";
 import { countForecastPhases, countPhases, createMetrics } from "../kube/metrics.ts";
 import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../kube/metrics-auth.ts";
 import { createMetricsServer, type MetricsServer } from "../kube/metrics-server.ts";
@@ -133,7 +134,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     const ok = req.url === "/healthz" || (req.url === "/readyz" && ready());
     res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
   });
-  if (config.healthPort > 0) await listenOn(health, config.healthPort, "--health-port");
+  if (config.healthPort > 0) {
+    await listen(health, config.healthPort).catch((err: Error) => {
+      throw new Error(`--health-port=${config.healthPort}: cannot listen: ${err.message}`);
+    });
+  }
 
   if (config.webhooks.port > 0) {
     webhooks = await startWebhooks({
@@ -320,16 +325,4 @@ if (command === "operator" && !rest.includes("--help")) {
 } else {
   process.stderr.write(usage);
   process.exit(command === undefined || rest.includes("--help") || command === "--help" ? 0 : 2);
-}
-
-/** Listens on `port` on every interface, or fails with a message naming the flag that chose it. */
-function listenOn(server: Server, port: number, flag: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const failed = (err: Error) => reject(new Error(`${flag}=${port}: cannot listen: ${err.message}`));
-    server.once("error", failed);
-    server.listen(port, () => {
-      server.off("error", failed);
-      resolve();
-    });
-  });
 }

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { listen } from "./listen.ts";
 import {
   type AccessCacheOptions,
   type Authenticator,
@@ -117,15 +117,9 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
   const unsubscribe = tls.follow(server);
 
   return {
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(port, host, () => {
-          server.off("error", reject);
-          const address = server.address() as AddressInfo;
-          resolve({ host: address.address, port: address.port });
-        });
-      });
+    async listen(host, port) {
+      const address = await listen(server, port, host);
+      return { host: address.address, port: address.port };
     },
     isReady: () => tls.loaded() && !closing,
     async close() {
