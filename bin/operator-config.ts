@@ -80,9 +80,6 @@ const maxShutdownDelay = {
   text: "10s (shutdown must finish within the pod's 45 s grace period)",
 };
 
-/** Flags whose default is given where they are read, so that a flag given explicitly can be told apart. */
-const defaultDurations: Record<string, string> = { "rightsizing-interval": "1h" };
-
 /** The environment variables flags default from, named where a bad value is refused. */
 const envDefaults: Record<string, string> = {
   namespace: "POD_NAMESPACE",
@@ -158,13 +155,15 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     return n;
   };
   /** A duration flag, within bounds given as milliseconds and as the text a message shows. */
+  /** `fallback`: a default given here rather than to parseArgs, so that a flag given explicitly can be told apart. */
   const duration = (
     name: string,
     bounds: { min?: { ms: number; text: string }; max?: { ms: number; text: string } } = {},
+    fallback = "",
   ) => {
     let ms: number;
     try {
-      ms = parseDuration(str(name) ?? defaultDurations[name] ?? "");
+      ms = parseDuration(str(name) ?? fallback);
     } catch (err) {
       throw new ConfigError(`--${name}: ${(err as Error).message}`);
     }
@@ -249,15 +248,17 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     }
     cluster = { label: match[1], value: match[2] };
   }
-  const rightsizingIntervalMs = duration("rightsizing-interval", {
-    min: { ms: 60_000, text: "1m" },
-    max: { ms: 86_400_000, text: "24h" },
-  });
+  const rightsizingIntervalMs = duration(
+    "rightsizing-interval",
+    { min: { ms: 60_000, text: "1m" }, max: { ms: 86_400_000, text: "24h" } },
+    "1h",
+  );
   const configFile = path("rightsizing-config", "a rightsizing configuration file");
   const clusterDefault = { ...mode("cpu"), ...mode("memory") };
+  const rightsizingEnabled = url !== undefined && values["no-rightsizing"] !== true;
   // Rightsizing reads Prometheus: its flags without one, or with rightsizing off, would be taken and do nothing.
   const unused = rightsizingFlags.filter((flag) => str(flag) !== undefined);
-  if (unused.length > 0 && (url === undefined || values["no-rightsizing"] === true)) {
+  if (unused.length > 0 && !rightsizingEnabled) {
     const flags = unused.map((flag) => `--${flag}`).join(", ");
     throw new ConfigError(
       url === undefined
@@ -305,7 +306,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
       certDir,
     },
     rightsizing: {
-      enabled: url !== undefined && values["no-rightsizing"] !== true,
+      enabled: rightsizingEnabled,
       intervalMs: rightsizingIntervalMs,
       clusterDefault,
       ...(cluster ? { cluster } : {}),
