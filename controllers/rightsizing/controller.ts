@@ -143,26 +143,25 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   };
   const covering = (workload: Workload, kind: WorkloadKind) => coverage(coverageInput(workload, kind));
 
-  const allCovered = (): CoveredWorkload[] =>
+  /** Every Deployment and StatefulSet in the caches, with its kind. */
+  const allWorkloads = () =>
     kinds.flatMap((kind) =>
       workloadCache(kind)
         .cache.list()
-        .flatMap((w) => {
-          const c = covering(w as Workload, kind);
-          return "covered" in c ? [c.covered] : [];
-        }),
+        .map((workload) => ({ workload: workload as Workload, kind })),
     );
+  const allCovered = (): CoveredWorkload[] =>
+    allWorkloads().flatMap(({ workload, kind }) => {
+      const c = covering(workload, kind);
+      return "covered" in c ? [c.covered] : [];
+    });
 
   /** Every policy's status, from one pass over the workloads in the caches (see policy-status.ts). */
   async function writePolicyStatuses(): Promise<Outcome> {
-    const resolutions = kinds.flatMap((kind) =>
-      workloadCache(kind)
-        .cache.list()
-        .flatMap((w) => {
-          const resolved = rightsizedModes(coverageInput(w as Workload, kind));
-          return "modes" in resolved ? [resolved.modes] : [];
-        }),
-    );
+    const resolutions = allWorkloads().flatMap(({ workload, kind }) => {
+      const resolved = rightsizedModes(coverageInput(workload, kind));
+      return "modes" in resolved ? [resolved.modes] : [];
+    });
     const reach = policyReach(resolutions);
     const nowIso = new Date(deps.clock.now()).toISOString();
     const current = policies();
@@ -258,8 +257,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       priority,
     );
   const enqueueAll = (priority: Priority = "change") => {
-    for (const kind of kinds)
-      for (const w of workloadCache(kind).cache.list()) enqueueWorkload(w, kind, priority);
+    for (const { workload, kind } of allWorkloads()) enqueueWorkload(workload, kind, priority);
   };
   /** Whether a policy's or a workload's change (or its deletion) can move what policies govern. */
   const policyChanged = (name: string) =>
@@ -272,7 +270,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   };
   // Seeded from the caches as they stand: listeners are told only of later changes.
   for (const p of policies()) policyChanged(p.metadata.name);
-  for (const kind of kinds) for (const w of workloadCache(kind).cache.list()) selectionChanged(w, kind);
+  for (const { workload, kind } of allWorkloads()) selectionChanged(workload, kind);
   // Policy statuses follow the workloads a few seconds behind: one pass covers a burst of workload changes.
   const workloadChanged = (o: KubernetesObject, kind: WorkloadKind) => {
     enqueueWorkload(o, kind);
