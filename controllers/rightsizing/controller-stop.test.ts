@@ -4,9 +4,55 @@ import { defaultConfig } from "../../rightsizing/index.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import { defaultUsageSourceConfig } from "../../rightsizing/usage-source.ts";
 import type { Caches } from "../caches.ts";
-import { startRightsizingController } from "./controller.ts";
+import { type RightsizingControllerDeps, startRightsizingController } from "./controller.ts";
 
-const empty = () => ({ cache: { list: () => [], get: () => undefined }, onChange: () => () => undefined });
+/** A cache holding `objects`, told of no changes. */
+const cached = (objects: object[] = []) => ({
+  cache: {
+    list: () => objects,
+    get: (name: string) => objects.find((o) => (o as { metadata: { name: string } }).metadata.name === name),
+  },
+  onChange: () => () => undefined,
+});
+
+/** The controller on `workloads` (Deployments in the caches), `prometheus` and `writes`; it records what it exports. */
+function startOn(opts: {
+  workloads?: object[];
+  prometheus: PrometheusClient;
+  writes?: RightsizingControllerDeps["writes"];
+}) {
+  const exported: string[] = [];
+  const warnings: string[] = [];
+  const controller = startRightsizingController({
+    caches: {
+      deployments: cached(opts.workloads),
+      statefulSets: cached(),
+      namespaces: cached([{ metadata: { name: "shop", labels: {} } }]),
+      rightsizingPolicies: cached(),
+      rightsizings: cached(),
+    } as unknown as Caches,
+    prometheus: opts.prometheus,
+    writes: opts.writes ?? ({} as never),
+    events: { action: async () => undefined } as never,
+    clock: systemClock,
+    settings: {
+      operatorNamespace: "napwake-system",
+      intervalMs: 3_600_000,
+      clusterDefault: {},
+      inPlaceResize: false,
+      recommender: defaultConfig,
+      usage: defaultUsageSourceConfig,
+    },
+    metrics: {
+      run: () => undefined,
+      recommendation: () => void exported.push("recommendation"),
+      forget: () => undefined,
+      forgetAll: () => void exported.push("forgetAll"),
+    },
+    log: { info: () => undefined, warn: (_o, msg) => void warnings.push(msg), error: () => undefined },
+  });
+  return { controller, exported, warnings };
+}
 
 it("stops at its deadline though a recommender run waits on a Prometheus that never answers", async () => {
   let asked!: () => void;
@@ -21,38 +67,7 @@ it("stops at its deadline though a recommender run waits on a Prometheus that ne
     },
     queryRange: () => new Promise(() => undefined),
   };
-  const warnings: string[] = [];
-  let forgotten = false;
-  const controller = startRightsizingController({
-    caches: {
-      deployments: empty(),
-      statefulSets: empty(),
-      namespaces: empty(),
-      rightsizingPolicies: empty(),
-      rightsizings: empty(),
-    } as unknown as Caches,
-    prometheus: silent,
-    writes: {} as never,
-    events: {} as never,
-    clock: systemClock,
-    settings: {
-      operatorNamespace: "napwake-system",
-      intervalMs: 3_600_000,
-      clusterDefault: {},
-      inPlaceResize: false,
-      recommender: defaultConfig,
-      usage: defaultUsageSourceConfig,
-    },
-    metrics: {
-      run: () => undefined,
-      recommendation: () => undefined,
-      forget: () => undefined,
-      forgetAll: () => {
-        forgotten = true;
-      },
-    },
-    log: { info: () => undefined, warn: (_o, msg) => void warnings.push(msg), error: () => undefined },
-  });
+  const { controller, exported, warnings } = startOn({ prometheus: silent });
   await inFlight;
   const outcome = await Promise.race([
     controller.stop({ deadlineMs: 100 }).then(() => "stopped"),
@@ -61,7 +76,7 @@ it("stops at its deadline though a recommender run waits on a Prometheus that ne
   expect(outcome).toBe("stopped");
   expect(warnings).toEqual(["stopped with a recommender run still waiting on Prometheus; it is dropped"]);
   // No longer leading: the per-workload series are the next leader's to export.
-  expect(forgotten).toBe(true);
+  expect(exported).toEqual(["forgetAll"]);
 });
 
 it("exports no per-workload series once stopped, even from a reconcile whose write outlives the stop", async () => {
@@ -73,32 +88,17 @@ it("exports no per-workload series once stopped, even from a reconcile whose wri
   const created = new Promise<void>((resolve) => {
     creating = resolve;
   });
-  const timeline: string[] = [];
-  const cached = (objects: object[]) => ({
-    cache: {
-      list: () => objects,
-      get: (name: string) =>
-        objects.find((o) => (o as { metadata: { name: string } }).metadata.name === name),
-    },
-    onChange: () => () => undefined,
-  });
   const down = {
     ok: false as const,
     error: { kind: "network" as const, message: "down", query: "", attempts: 1 },
   };
-  const controller = startRightsizingController({
-    caches: {
-      deployments: cached([
-        {
-          metadata: { name: "web", namespace: "shop", uid: "u1" },
-          spec: { replicas: 1, template: { spec: { containers: [{ name: "app" }] } } },
-        },
-      ]),
-      statefulSets: cached([]),
-      namespaces: cached([{ metadata: { name: "shop", labels: {} } }]),
-      rightsizingPolicies: cached([]),
-      rightsizings: cached([]),
-    } as unknown as Caches,
+  const { controller, exported } = startOn({
+    workloads: [
+      {
+        metadata: { name: "web", namespace: "shop", uid: "u1" },
+        spec: { replicas: 1, template: { spec: { containers: [{ name: "app" }] } } },
+      },
+    ],
     prometheus: { query: async () => down, queryRange: async () => down },
     writes: {
       create: async () => {
@@ -119,28 +119,11 @@ it("exports no per-workload series once stopped, even from a reconcile whose wri
       },
       writeStatus: async () => "2",
     } as never,
-    events: { action: async () => undefined } as never,
-    clock: systemClock,
-    settings: {
-      operatorNamespace: "napwake-system",
-      intervalMs: 3_600_000,
-      clusterDefault: {},
-      inPlaceResize: false,
-      recommender: defaultConfig,
-      usage: defaultUsageSourceConfig,
-    },
-    metrics: {
-      run: () => undefined,
-      recommendation: () => void timeline.push("recommendation"),
-      forget: () => undefined,
-      forgetAll: () => void timeline.push("forgetAll"),
-    },
-    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
   });
   await created;
   // The queue gives up on the reconcile after its settle time; the write it waits on finishes after that.
   await controller.stop({ deadlineMs: 50 });
   release();
   await new Promise((resolve) => setTimeout(resolve, 200));
-  expect(timeline).toEqual(["forgetAll"]);
+  expect(exported).toEqual(["forgetAll"]);
 }, 20_000);
