@@ -42,7 +42,7 @@ export async function scrapeCounters(
   tls: ClientTls,
   bucketOf: (name: string, labels: Record<string, string>) => string | null,
 ): Promise<Counters> {
-  const res = await httpsGet(url, tls, 30_000);
+  const res = await httpsGet(url, tls, { timeoutMs: 30_000 });
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${res.body.slice(0, 200)}`);
   const counters: Counters = new Map();
   for (const line of res.body.split("\n")) {

@@ -154,11 +154,11 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       clock: systemClock,
     });
   }
-  const caches = await startCaches(kc, { rightsizing: config.rightsizing.enabled, log });
-  synced = caches;
+  // Served before the caches sync, so a replica stuck on a list that keeps failing still shows its process and
+  // webhook metrics; the workload counts appear once the caches have synced.
   const metrics = createMetrics({
-    workloadsByPhase: () => countPhases(caches.managedWorkloads.cache.list()),
-    workloadsByForecastPhase: () => countForecastPhases(caches.managedWorkloads.cache.list()),
+    workloadsByPhase: () => synced && countPhases(synced.managedWorkloads.cache.list()),
+    workloadsByForecastPhase: () => synced && countForecastPhases(synced.managedWorkloads.cache.list()),
   });
   let metricsServer: MetricsServer | undefined;
   if (webhooks && config.metricsPort > 0) {
@@ -171,6 +171,8 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     });
     await metricsServer.listen(config.webhooks.host, config.metricsPort);
   }
+  const caches = await startCaches(kc, { rightsizing: config.rightsizing.enabled, log });
+  synced = caches;
   const writes = clusterWrites({
     apps: kc.makeApiClient(AppsV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),

@@ -77,6 +77,21 @@ describe("createMetrics", () => {
     expect(after).toContain('napwake_workloads{phase="Paused"} 2');
   });
 
+  it("exports no workload series while the counts are unknown, and drops them if they become unknown", async () => {
+    let counts: Record<string, number> | undefined;
+    const m = createMetrics({
+      processMetrics: false,
+      workloadsByPhase: () => counts,
+      workloadsByForecastPhase: () => counts,
+    });
+    expect(await samples(m.text(), "napwake_workloads")).toEqual([]);
+    expect(await samples(m.text(), "napwake_forecast_workloads")).toEqual([]);
+    counts = { Awake: 1 };
+    expect(await samples(m.text(), "napwake_workloads")).toContain('napwake_workloads{phase="Awake"} 1');
+    counts = undefined;
+    expect(await samples(m.text(), "napwake_workloads")).toEqual([]);
+  });
+
   it("reads workloads per forecast phase from the callback at each scrape, every phase a series", async () => {
     const m = createMetrics({
       processMetrics: false,

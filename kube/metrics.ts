@@ -32,10 +32,13 @@ export const wakeSources = [
 export type WakeSource = (typeof wakeSources)[number];
 
 export interface MetricsOptions {
-  /** ManagedWorkloads per phase, read at each scrape (e.g. `countPhases` over the informer cache). */
-  workloadsByPhase?: () => Partial<Record<string, number>>;
-  /** ManagedWorkloads per forecast phase, read at each scrape (e.g. `countForecastPhases` over the informer cache). */
-  workloadsByForecastPhase?: () => Partial<Record<string, number>>;
+  /**
+   * ManagedWorkloads per phase, read at each scrape (e.g. `countPhases` over the informer cache); undefined while
+   * the count is not known yet (caches still syncing), which exports no series rather than zeros.
+   */
+  workloadsByPhase?: () => Partial<Record<string, number>> | undefined;
+  /** ManagedWorkloads per forecast phase, read as `workloadsByPhase` is (e.g. `countForecastPhases`). */
+  workloadsByForecastPhase?: () => Partial<Record<string, number>> | undefined;
   /** Node.js process metrics (CPU, memory, event loop, GC). Default true. */
   processMetrics?: boolean;
 }
@@ -142,7 +145,7 @@ function phaseGauge(
   name: string,
   help: string,
   known: readonly string[],
-  count: (() => Partial<Record<string, number>>) | undefined,
+  count: (() => Partial<Record<string, number>> | undefined) | undefined,
 ): void {
   new Gauge({
     name,
@@ -152,7 +155,9 @@ function phaseGauge(
     collect() {
       if (!count) return;
       this.reset();
-      for (const [phase, n] of Object.entries(allPhases(known, count()))) this.set({ phase }, n);
+      const counts = count();
+      if (!counts) return;
+      for (const [phase, n] of Object.entries(allPhases(known, counts))) this.set({ phase }, n);
     },
   });
 }

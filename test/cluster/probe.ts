@@ -16,14 +16,25 @@ export async function loadTls(files: { ca: string; cert?: string; key?: string }
   };
 }
 
-/** GETs an HTTPS URL; resolves with status and body, rejects on connection errors. */
+/**
+ * GETs an HTTPS URL; resolves with status and body, rejects on connection errors. `servername` is the name the
+ * certificate is checked against when the URL dials an IP address the certificate does not name.
+ */
 export function httpsGet(
   url: string,
   tls: ClientTls,
-  timeoutMs = 5_000,
+  opts: { timeoutMs?: number; headers?: Record<string, string>; servername?: string } = {},
 ): Promise<{ status: number; body: string }> {
+  const { timeoutMs = 5_000, headers = {}, servername } = opts;
   return new Promise((resolve, reject) => {
-    const req = request(url, { ...tls, method: "GET", timeout: timeoutMs }, (res) => {
+    const options = {
+      ...tls,
+      method: "GET",
+      timeout: timeoutMs,
+      headers,
+      ...(servername ? { servername } : {}),
+    };
+    const req = request(url, options, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (chunk) => {

@@ -1,5 +1,4 @@
 import { readFile } from "node:fs/promises";
-import { request as httpsRequest } from "node:https";
 import { AuthenticationV1Api, AuthorizationV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { issueCertificate } from "../../certs/pki.ts";
 import { createMetrics } from "../../kube/metrics.ts";
 import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../../kube/metrics-auth.ts";
 import { createMetricsServer, type MetricsServer } from "../../kube/metrics-server.ts";
+import { httpsGet } from "../cluster/probe.ts";
 import {
   type Clients,
   clusterClients,
@@ -93,27 +93,11 @@ describe("the metrics endpoint authenticates and authorizes scrapers with the AP
   });
 
   const scrape = (authorization?: string) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpsRequest(
-        {
-          host: serverIp,
-          port,
-          path: "/metrics",
-          ca: caPem,
-          agent: false,
-          headers: authorization ? { authorization } : {},
-        },
-        (res) => {
-          let body = "";
-          res.on("data", (c) => {
-            body += c;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        },
-      );
-      req.on("error", reject);
-      req.end();
-    });
+    httpsGet(
+      `https://${serverIp}:${port}/metrics`,
+      { ca: caPem },
+      { headers: authorization ? { authorization } : {} },
+    );
 
   it("serves the metrics to a service account bound to get /metrics", async () => {
     expect(tokens.reader).not.toBe("");
