@@ -87,6 +87,8 @@ function parseConfig(argv: string[]): SandboxConfig {
 
 const files = (stateDir: string) => ({
   state: join(stateDir, "sandbox.json"),
+  // The pid of a sandbox still starting: sandbox.json is written only once it is ready.
+  starting: join(stateDir, "starting.pid"),
   log: join(stateDir, "sandbox.log"),
   innerReady: join(stateDir, "inner-ready"),
   kubeconfig: join(stateDir, "kubeconfig"),
@@ -116,10 +118,21 @@ async function readState(stateDir: string): Promise<SandboxState | undefined> {
   }
 }
 
+/** The pid of a sandbox that was started and is still starting, or undefined. */
+async function readStarting(stateDir: string): Promise<number | undefined> {
+  const pid = Number(await readFile(files(stateDir).starting, "utf8").catch(() => ""));
+  return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : undefined;
+}
+
 async function up(config: SandboxConfig): Promise<void> {
   const running = await readState(config.stateDir);
   if (running) {
     printUsage(running);
+    return;
+  }
+  const starting = await readStarting(config.stateDir);
+  if (starting) {
+    say(`napwake sandbox: already starting (pid ${starting}, log: ${files(config.stateDir).log})`);
     return;
   }
   say("napwake sandbox: building the control plane binaries if needed (a first build takes several minutes)");
@@ -140,14 +153,21 @@ async function up(config: SandboxConfig): Promise<void> {
     { detached: true, stdio: ["ignore", log, log] },
   );
   child.unref();
+  await writeFile(f.starting, String(child.pid));
   say(`napwake sandbox: starting (log: ${f.log})`);
-  const state = await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the sandbox exited early; see ${f.log}`);
-      return readState(config.stateDir);
-    },
-    { what: "the sandbox to be ready", timeoutMs: 300_000, intervalMs: 500 },
-  ).catch(async (err: Error) => {
+  // A sandbox that ends before it is ready (stopped by `down`, or failed) is reported at once: an error thrown in
+  // waitFor's check would only be retried until its deadline.
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code, signal) =>
+      reject(new Error(`the sandbox exited (${signal ?? code}) before it was ready; see ${f.log}`)),
+    ),
+  );
+  const ready = waitFor(() => readState(config.stateDir), {
+    what: "the sandbox to be ready",
+    timeoutMs: 300_000,
+    intervalMs: 500,
+  });
+  const state = await Promise.race([ready, exited]).catch(async (err: Error) => {
     const tail = (await readFile(f.log, "utf8").catch(() => "")).split("\n").slice(-20).join("\n");
     throw new Error(`${err.message}\n--- last lines of ${f.log} ---\n${tail}`);
   });
@@ -192,26 +212,34 @@ Stop it with: ./scripts/sandbox.sh down
 }
 
 async function down(config: SandboxConfig): Promise<void> {
-  const state = await readState(config.stateDir);
-  if (!state) {
+  const pid = (await readState(config.stateDir))?.pid ?? (await readStarting(config.stateDir));
+  if (!pid) {
     say("napwake sandbox: not running");
     return;
   }
-  process.kill(state.pid, "SIGTERM");
-  await waitFor(async () => (alive(state.pid) ? undefined : true), {
-    what: `sandbox process ${state.pid} to exit`,
+  say(`napwake sandbox: stopping (pid ${pid})`);
+  process.kill(pid, "SIGTERM");
+  await waitFor(async () => (alive(pid) ? undefined : true), {
+    what: `sandbox process ${pid} to exit`,
     timeoutMs: 60_000,
-  }).catch(() => process.kill(state.pid, "SIGKILL"));
+  }).catch(() => process.kill(pid, "SIGKILL"));
   // The kubeconfig and env.sh of the sandbox just stopped point at ports nothing serves any more: sourced later,
   // they would mislead. The log stays, for what happened.
   const f = files(config.stateDir);
-  await Promise.all([f.state, f.kubeconfig, f.env].map((path) => rm(path, { force: true })));
+  await Promise.all([f.state, f.starting, f.kubeconfig, f.env].map((path) => rm(path, { force: true })));
   say("napwake sandbox: stopped");
 }
 
 async function status(config: SandboxConfig): Promise<void> {
   const state = await readState(config.stateDir);
   if (state) return printUsage(state);
+  const starting = await readStarting(config.stateDir);
+  if (starting) {
+    say(
+      `napwake sandbox: starting (pid ${starting}, log: ${files(config.stateDir).log}); ask again in a minute`,
+    );
+    return;
+  }
   say("napwake sandbox: not running (start it with: ./scripts/sandbox.sh)");
   // A sandbox that ended without `down` (the machine restarted, the process was killed) leaves these behind.
   if (existsSync(files(config.stateDir).env)) {
@@ -231,6 +259,7 @@ async function serve(config: SandboxConfig): Promise<void> {
     { stdio: ["pipe", "inherit", "inherit"] },
   );
   let stopping = false;
+  const bridges: PipeServer[] = [];
   const innerExited = new Promise<number | null>((res) => inner.once("exit", res));
   innerExited.then((code) => {
     if (!stopping) {
@@ -238,6 +267,19 @@ async function serve(config: SandboxConfig): Promise<void> {
       process.exit(1);
     }
   });
+  // From the start, so `down` stops a sandbox still starting: the namespace's processes end with the inner side.
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(bridges.map((b) => b.close()));
+    inner.stdin?.end();
+    // Still starting, the inner side reads no stdin yet: the signal ends its network namespace instead.
+    if (!existsSync(f.innerReady)) inner.kill("SIGTERM");
+    await innerExited;
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
   await waitFor(async () => (existsSync(f.innerReady) ? true : undefined), {
     what: "the cluster inside the network namespace",
     timeoutMs: 300_000,
@@ -245,7 +287,7 @@ async function serve(config: SandboxConfig): Promise<void> {
   });
   const apiBridge = pipeServer(dialUnix(f.apiSocket));
   const demoBridge = pipeServer(dialUnix(f.demoSocket));
-  const bridges: PipeServer[] = [apiBridge, demoBridge];
+  bridges.push(apiBridge, demoBridge);
   await listen(apiBridge.server, config.apiPort, "127.0.0.1");
   await listen(demoBridge.server, config.demoPort, "127.0.0.1");
   const admin = new KubeConfig();
@@ -275,17 +317,6 @@ async function serve(config: SandboxConfig): Promise<void> {
     envFile: f.env,
   };
   await writeFile(f.state, JSON.stringify(state, null, 2));
-
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    await Promise.all(bridges.map((b) => b.close()));
-    inner.stdin?.end();
-    await innerExited;
-    process.exit(0);
-  };
-  process.on("SIGTERM", shutdown);
-  process.on("SIGINT", shutdown);
 }
 
 /** Inside the network namespace: the cluster, the pod backend, the demo and the far ends of the bridges. */
