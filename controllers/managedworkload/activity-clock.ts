@@ -24,7 +24,7 @@ export type ClockInput = {
   lastActivityMs: number | null;
   /** When the workload last became awake (a fresh wake gets a full idle window); null if unknown. */
   awakeSinceMs: number | null;
-  /** When the workload was paused, if it is; activity after this wakes it. */
+  /** When the workload was paused, or the last activity that pause knew of if earlier; activity after this wakes it. */
   pausedSinceMs: number | null;
   paused: boolean;
   idleWindowMs: number;

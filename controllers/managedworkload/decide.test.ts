@@ -1746,6 +1746,47 @@ describe("decide: a pause made while a stamp ahead of this clock was known", () 
   });
 });
 
+describe("decide: activity stamped while a pause was being made", () => {
+  /** The pause decided at t0 from a look that saw the workload idle for 40 minutes. */
+  const pause = () => decide(observe({ mw: mw({}, awakeFor(40)) }));
+  const lookAfter = (status: ManagedWorkloadStatus, on: Record<string, string>, meta = {}) =>
+    decide(
+      observe({
+        nowMs: t0 + 1_000,
+        mw: mw({}, status, meta),
+        target: target(0, { [annotations.pausedFrom]: "3", ...on }),
+        activity: null,
+      }),
+    );
+
+  it.each([
+    { name: "a request stamped 2 s before the pause, after the look it was decided from", stamp: t0 - 2_000 },
+    { name: "a request stamped by a doorman whose clock is 20 s behind", stamp: t0 - 20_000 + 1_000 },
+  ])("wakes the workload on $name", ({ stamp }) => {
+    const paused = pause();
+    expect(paused.status.pausedAt).toBe(iso(t0));
+    const next = lookAfter(paused.status, { [annotations.lastRequest]: iso(stamp) });
+    expect(next.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+    expect(next.status.lastActivity).toEqual({ time: iso(stamp), source: "request" });
+  });
+
+  it("wakes the workload on a kubectl napwake resume stamped just before the pause", () => {
+    const next = lookAfter(
+      pause().status,
+      {},
+      { annotations: { [annotations.resumeRequested]: iso(t0 - 500) } },
+    );
+    expect(next.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
+  });
+
+  it("stays paused on a stamp no newer than the last activity the pause knew of", () => {
+    const known = iso(t0 - 40 * min);
+    expect(lookAfter(pause().status, { [annotations.lastRequest]: known }).writes).toEqual([]);
+    const older = iso(t0 - 50 * min);
+    expect(lookAfter(pause().status, { [annotations.activity]: older }).writes).toEqual([]);
+  });
+});
+
 describe("decide: the Paused condition and the let-go status", () => {
   it("decides the same status again right after a pause: no second status write", () => {
     const pause = decide(observe({ mw: mw({}, awakeFor(40)) }));

@@ -408,13 +408,26 @@ function whilePaused(
     past(conditionTime(status, conditionTypes.paused, "False")) ??
     timeOf(obs.mw.metadata.creationTimestamp);
   const activity = activitySincePause(obs, target, status);
+  // Activity after the last the pause knew of wakes the workload, though stamped before the pause itself: a
+  // request or resume stamped while the pause was being made (after the look it was decided from), or by a
+  // clock a little behind this one, would otherwise never wake it.
+  const newerThanMs = Math.min(
+    pausedSinceMs ?? Number.POSITIVE_INFINITY,
+    past(timeOf(status.lastActivity?.time)) ?? Number.POSITIVE_INFINITY,
+  );
   // Paused by `kubectl napwake pause`: someone wants it down, so the forecast does not wake it before traffic
   // (traffic itself, or a resume request, still does).
   const pausedCondition = findCondition(status.conditions, conditionTypes.paused);
   const pauseRequested = pauseRequestedWhilePaused(obs, status, pausedSinceMs);
   const pausedByHandNow = pausedFor(status, "True", PAUSED_BY_HAND);
   const pausedByHand = pausedByHandNow || pauseRequested !== null;
-  const wake = clockWhilePaused(obs, activity, pausedSinceMs, pausedByHandNow, pausedByHand);
+  const wake = clockWhilePaused(
+    obs,
+    activity,
+    Number.isFinite(newerThanMs) ? newerThanMs : null,
+    pausedByHandNow,
+    pausedByHand,
+  );
   if (wake.action === "wake") {
     // A resume request is activity to the clock; the note names it as what it is.
     const byRequest = wake.byForecast === undefined && activity?.source === "manual" && !inDryRun(obs);
@@ -489,7 +502,7 @@ function whilePaused(
 function clockWhilePaused(
   obs: Observation,
   activity: Activity | null,
-  pausedSinceMs: number | null,
+  newerThanMs: number | null,
   pausedByHandNow: boolean,
   pausedByHand: boolean,
 ): ClockOutcome {
@@ -504,7 +517,7 @@ function clockWhilePaused(
     nowMs: obs.nowMs,
     lastActivityMs: activity ? activity.ms : null,
     awakeSinceMs: null,
-    pausedSinceMs,
+    pausedSinceMs: newerThanMs,
     paused: true,
     idleWindowMs: idleWindowMs(obs),
     forecast: pausedByHand ? null : obs.forecast,
@@ -795,7 +808,7 @@ function latestActivity(
  * Activity a paused workload was not paused with. The pause knew of status.lastActivity and of the stamps it was
  * copied from: a stamp ahead of the clock (a fast doorman, a laptop ahead, a former leader's clock) counts as now
  * at every look, so counted again it would wake the workload straight after the pause. Any other stamp is news
- * when it is later than the pause, as before.
+ * when it is later than the last activity the pause knew of.
  */
 function activitySincePause(
   obs: Observation,
