@@ -41,8 +41,15 @@ describe("undone pauses", () => {
     { name: "an unreadable time", undone: { count: 1, lastAt: "yesterday" } },
     { name: "a count below one", undone: { count: 0, lastAt: "2026-03-02T10:00:00Z" } },
   ])("does not hold off with $name", ({ undone }) => {
-    expect(holdOffUntilMs(undone)).toBeNull();
+    expect(holdOffUntilMs(undone, Date.parse("2026-03-02T10:30:00Z"))).toBeNull();
     expect(pauseHeldOff(undone, Date.parse("2026-03-02T10:30:00Z"))).toBeNull();
+  });
+
+  it("holds off from now, not from a record stamped ahead of it, so never longer than the cap", () => {
+    const now = Date.parse("2026-03-02T10:00:00Z");
+    const undone = { count: 1, lastAt: "2026-03-05T10:00:00Z", manager: "argocd-controller" };
+    expect(holdOffUntilMs(undone, now)).toBe(now + hour);
+    expect(pauseHeldOff(undone, now)?.untilMs).toBe(now + hour);
   });
 
   it("names the tool when the record lacks the manager", () => {

@@ -47,11 +47,15 @@ export function holdOffMs(count: number): number {
   return Math.min(MAX_HOLD_OFF_MS, FIRST_HOLD_OFF_MS * 2 ** Math.max(0, count - 1));
 }
 
-/** Until when pausing is held off, or null when it is not (no record, or a record that cannot be read). */
-export function holdOffUntilMs(undone: PausesUndone | undefined): number | null {
+/**
+ * Until when pausing is held off, or null when it is not (no record, or a record that cannot be read). A record
+ * ahead of now (a former leader's fast clock, or this one before it was set back) counts from now, so the hold-off
+ * never outlasts its cap.
+ */
+export function holdOffUntilMs(undone: PausesUndone | undefined, nowMs: number): number | null {
   const lastMs = Date.parse(undone?.lastAt ?? "");
   if (!undone || !Number.isFinite(lastMs) || !(undone.count >= 1)) return null;
-  return lastMs + holdOffMs(undone.count);
+  return Math.min(lastMs, nowMs) + holdOffMs(undone.count);
 }
 
 /** Why a pause due now is held off, or null when it may go ahead. */
@@ -59,7 +63,7 @@ export function pauseHeldOff(
   undone: PausesUndone | undefined,
   nowMs: number,
 ): { untilMs: number; reason: string } | null {
-  const untilMs = holdOffUntilMs(undone);
+  const untilMs = holdOffUntilMs(undone, nowMs);
   if (!undone || untilMs === null || nowMs >= untilMs) return null;
   const times = undone.count === 1 ? "the last pause" : `the last ${undone.count} pauses`;
   return {
