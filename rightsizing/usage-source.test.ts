@@ -361,6 +361,29 @@ describe("fetchUsage", () => {
     );
   });
 
+  it("counts a pod that a workload whose usage is not read could have as well for no target", async () => {
+    // The one not read (rightsizing off for it) is named cut alike: its pods could be the target's.
+    const covered: UsageTarget = { ...api, workload: "a".repeat(57) };
+    const off = { namespace: "shop", kind: "Deployment", workload: `${"a".repeat(57)}-x` } as const;
+    const client = fakeClient((call) => {
+      const points: [number, number][] = [];
+      for (let t = call.start; t <= call.end; t += STEP) points.push([t, 3]);
+      const usage = call.query.includes("cpu") || call.query.includes("memory");
+      const pod = deploymentPodName(off.workload);
+      return {
+        ok: true,
+        value: usage ? [{ metric: { namespace: "shop", pod, container: "app" }, points }] : [],
+      };
+    });
+    const result = await fetchUsage(client, [covered], at(12), config, [covered, off]);
+    if (!result.ok) throw new Error(result.error.message);
+    const history = result.value.histories.get(`shop/Deployment/${covered.workload}/app`);
+    expect(history?.samples.filter((s) => s.present) ?? []).toEqual([]);
+    expect(result.value.sharedPodNames).toEqual(
+      new Map([[`shop/Deployment/${covered.workload}`, [`shop/Deployment/${off.workload}`]]]),
+    );
+  });
+
   it("halves a window the source says is too large, and covers every step", async () => {
     const client = fakeClient((call) =>
       call.end - call.start > 3 * STEP

@@ -90,8 +90,9 @@ export type UsageFetch = {
   /** Containers asked for that no series exists for and that have no checkpoint: nothing to learn yet. */
   readonly missing: readonly string[];
   /**
-   * Per workload (`namespace/Kind/name`), the others whose pods' names its own could be (long names the API
-   * server cut alike): those pods are counted for none of them, so none is recommended from another's usage.
+   * Per workload (`namespace/Kind/name`), the others, targets or not, whose pods' names its own could be (long
+   * names the API server cut alike): those pods are counted for none of them, so none is recommended from
+   * another's usage.
    */
   readonly sharedPodNames: ReadonlyMap<string, readonly string[]>;
   /** Every range query made, in order of completion. */
@@ -120,23 +121,39 @@ export const containerKey = (
 export const workloadName = (target: Pick<UsageTarget, "namespace" | "kind" | "workload">): string =>
   `${target.namespace}/${target.kind}/${target.workload}`;
 
-/** The one target a pod's name belongs to, or every target it could belong to when more than one could. */
+/** A workload as the usage source names it, whether its usage is read or not. */
+export type WorkloadIdentity = Pick<UsageTarget, "namespace" | "kind" | "workload">;
+
+/** The one workload a pod's name belongs to, or every workload it could belong to when more than one could. */
 type PodOwners = (
   namespace: string,
   pod: string,
-) => { owner?: UsageTarget; shared?: readonly UsageTarget[] } | null;
+) => { owner?: WorkloadIdentity; shared?: readonly WorkloadIdentity[] } | null;
 
-/** Owners by the pod's name alone: which containers a target reads is applied after. */
-function podOwnersOf(targets: readonly UsageTarget[]): PodOwners {
+/**
+ * Owners by the pod's name alone, among the targets and every other workload given (only those in a target's
+ * namespace matter): which containers a target reads is applied after, and a pod a workload that is not read
+ * could have is counted for no target. Pure.
+ */
+function podOwnersOf(
+  targets: readonly WorkloadIdentity[],
+  others: readonly WorkloadIdentity[] = [],
+): PodOwners {
+  const namespaces = new Set(targets.map((t) => t.namespace));
+  const workloads = new Map(
+    [...others, ...targets].filter((w) => namespaces.has(w.namespace)).map((w) => [workloadName(w), w]),
+  );
   const byNamespace = Map.groupBy(
-    targets.map((target) => ({ target, belongs: podNameMatcher(target.kind, target.workload) })),
-    (entry) => entry.target.namespace,
+    [...workloads.values()].map((workload) => ({
+      workload,
+      belongs: podNameMatcher(workload.kind, workload.workload),
+    })),
+    (entry) => entry.workload.namespace,
   );
   return (namespace, pod) => {
-    const matching = (byNamespace.get(namespace) ?? []).filter((e) => e.belongs(pod)).map((e) => e.target);
-    const workloads = new Set(matching.map(workloadName));
-    if (workloads.size === 0) return null;
-    return workloads.size === 1 ? { owner: matching[0] } : { shared: matching };
+    const matching = (byNamespace.get(namespace) ?? []).filter((e) => e.belongs(pod)).map((e) => e.workload);
+    if (matching.length === 0) return null;
+    return matching.length === 1 ? { owner: matching[0] } : { shared: matching };
   };
 }
 
@@ -155,18 +172,23 @@ function startFor(target: UsageTarget, until: number, config: UsageSourceConfig)
 
 type Job = { readonly metric: UsageMetric; readonly query: string; readonly window: TimeWindow };
 
-/** Fetches new usage for the targets; at `now`, from each target's `since` (or the lookback) on. */
+/**
+ * Fetches new usage for the targets; at `now`, from each target's `since` (or the lookback) on. `others`: every
+ * other workload whose pods may be among the series, its usage read or not (rightsizing off for it; the targets
+ * may be among them): a pod one of them could have as well as a target is counted for neither.
+ */
 export async function fetchUsage(
   client: PrometheusClient,
   targets: readonly UsageTarget[],
   now: number,
   config: UsageSourceConfig = defaultUsageSourceConfig,
+  others: readonly WorkloadIdentity[] = [],
 ): Promise<UsageResult> {
   const histories = new Map<string, ContainerHistory>();
   const missing: string[] = [];
   const sharedPodNames = new Map<string, readonly string[]>();
   let last: UsageFetch | undefined;
-  for await (const batch of fetchUsageBatches(client, targets, now, config)) {
+  for await (const batch of fetchUsageBatches(client, targets, now, config, others)) {
     if (!batch.ok) return batch;
     for (const [key, history] of batch.value.histories) histories.set(key, history);
     missing.push(...batch.value.missing);
@@ -196,14 +218,15 @@ export async function* fetchUsageBatches(
   targets: readonly UsageTarget[],
   now: number,
   config: UsageSourceConfig = defaultUsageSourceConfig,
+  others: readonly WorkloadIdentity[] = [],
 ): AsyncGenerator<UsageResult> {
   const until = alignDown(now - config.lagMs, config.stepMs);
   const queries: UsageQueryRecord[] = [];
   // Targets that resume from the same step share batches: steady state is one group.
   const groups = Map.groupBy(targets, (t) => startFor(t, until, config));
-  // Judged against every target, not one batch's: a batch holding one of two workloads whose pods' names
-  // cannot be told apart still reads the other's pods.
-  const podOwners = podOwnersOf(targets);
+  // Judged against every workload, not one batch's targets nor only the targets: a batch holding one of two
+  // workloads whose pods' names cannot be told apart still reads the other's pods, read itself or not.
+  const podOwners = podOwnersOf(targets, others);
   for (const [start, group] of [...groups].sort(([a], [b]) => a - b)) {
     if (start > until) continue;
     const sized = group.map((t) => ({ ...t, series: Math.max(1, t.containers.length) * (t.replicas ?? 1) }));

@@ -308,6 +308,12 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
       const summary = await runRecommender({
         client: deps.prometheus,
         covered,
+        // Covered or not: whose pods a pod's name could be is judged against every workload in the caches.
+        workloads: allWorkloads().map(({ workload, kind }) => ({
+          namespace: workload.metadata?.namespace ?? "",
+          name: workload.metadata?.name ?? "",
+          kind,
+        })),
         memory,
         checkpointOf: (w, container) => {
           const o = objectsCache?.cache.get(rightsizingName(w.kind, w.name), w.namespace) as

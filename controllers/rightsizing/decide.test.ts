@@ -147,6 +147,29 @@ describe("the rightsizing decision", () => {
     expect(c?.upperBound).toEqual({ cpuRequest: "950m", memoryRequest: "1150Mi", memoryLimit: "1150Mi" });
   });
 
+  it("never keeps showing values outside a policy's max lowered while the metrics source is down", () => {
+    const first = step(undefined, ran(t0, rec(1, 1000))).status;
+    const capped = (max: string): EffectiveMode => ({
+      ...audit,
+      source: "policy/capped",
+      policy: "capped",
+      settings: { mode: "audit", max },
+    });
+    const lowered = { modes: modes(capped("500m"), capped("1100Mi")) };
+    const down = step(first, failed(t0 + HOUR), lowered);
+    const c = down.status.containers?.[0];
+    expect(c?.target).toEqual({ cpuRequest: "500m", memoryRequest: "1000Mi", memoryLimit: "1100Mi" });
+    expect(c?.lowerBound).toEqual({ cpuRequest: "500m", memoryRequest: "800Mi", memoryLimit: "960Mi" });
+    expect(c?.upperBound).toEqual({ cpuRequest: "500m", memoryRequest: "1100Mi", memoryLimit: "1100Mi" });
+    expect(c?.reasons).toEqual(expect.arrayContaining(["cpu-policy-bound", "memory-policy-bound"]));
+    expect(c?.checkpoint).toBe(first.containers?.[0]?.checkpoint);
+    expect(reasons(down)).toEqual(["RecommendationChanged", "MetricsSourceFailed"]);
+    // Within the new bounds now: the next failed run keeps it as it is, and says nothing again.
+    const again = step(down.status, failed(t0 + 2 * HOUR), lowered);
+    expect(again.status.containers).toEqual(down.status.containers);
+    expect(reasons(again)).toEqual([]);
+  });
+
   it("says when the CPU request it recommends is above the container's CPU limit, and what to do", () => {
     const limited = { ...app, cpuRequestCores: 0.2, cpuLimitCores: 0.5 };
     const d = step(undefined, ran(t0, rec(0.584, 300)), { containers: [limited] });

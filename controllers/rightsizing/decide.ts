@@ -26,7 +26,16 @@ import {
   type RecommenderConfig,
 } from "../../rightsizing/index.ts";
 import type { EffectiveMode, ModeResolution } from "../../rightsizing/modes.ts";
-import { type PolicyRanges, quantityWithin, withinPolicyBounds, withinRanges } from "./policy-bounds.ts";
+import {
+  inRange,
+  type PolicyRanges,
+  policyBoundReasons,
+  policyRanges,
+  quantityWithin,
+  type Range,
+  withinPolicyBounds,
+  withinRanges,
+} from "./policy-bounds.ts";
 
 /** A container's requests and memory limit, and its CPU limit, which a CPU request may not exceed. */
 export type ContainerFacts = { readonly name: string; readonly cpuLimitCores?: number } & ContainerResources;
@@ -127,8 +136,8 @@ function containerStatus(
   const run = input.run;
   const learned = run?.ok ? run.containers.get(facts.name) : undefined;
   if (!learned) {
-    // Nothing new for it (not run yet, source failed, no series): what was shown stays shown.
-    return { status: { ...(previous ?? {}), name: facts.name, current }, announce: false };
+    // Nothing new for it (not run yet, source failed, no series): what was shown stays shown, within the policy.
+    return keptWithinPolicy(facts, { ...(previous ?? {}), name: facts.name, current }, input);
   }
   const rec = withinPolicyBounds(learned.recommendation, input.modes);
   const proposed = valuesOf(rec, "target");
@@ -161,6 +170,63 @@ function containerStatus(
     }),
     announce: ready && replace && material,
   };
+}
+
+/**
+ * What was shown, kept without a new recommendation, never outside the governing policy's bounds: a policy whose
+ * min or max changed since moves each value it no longer holds to its nearest edge, as it does a new
+ * recommendation's, and says so among the reasons. A material change of the target is announced, as any is.
+ */
+function keptWithinPolicy(
+  facts: ContainerFacts,
+  kept: ContainerRecommendation,
+  input: RightsizingInput,
+): { status: ContainerRecommendation; announce: boolean } {
+  const ranges = policyRanges(input.modes);
+  const outside = (values: ResourceValues | undefined) =>
+    values !== undefined && !withinRanges(resourcesOf(values), ranges);
+  if (![kept.target, kept.lowerBound, kept.upperBound].some(outside))
+    return { status: kept, announce: false };
+  const target = kept.target && valuesWithin(kept.target, ranges);
+  const policyBound: string[] = [
+    ...(target?.cpuRequest !== kept.target?.cpuRequest ? [policyBoundReasons.cpu] : []),
+    ...(target?.memoryRequest !== kept.target?.memoryRequest ||
+    target?.memoryLimit !== kept.target?.memoryLimit
+      ? [policyBoundReasons.memory]
+      : []),
+  ];
+  const reasons = [
+    ...(kept.reasons ?? []).filter((r) => r !== CPU_REQUEST_ABOVE_LIMIT && !policyBound.includes(r)),
+    ...policyBound,
+    ...(aboveCpuLimit(facts, target) ? [CPU_REQUEST_ABOVE_LIMIT] : []),
+  ];
+  const status = stripUndefined({
+    ...kept,
+    target,
+    lowerBound: kept.lowerBound && valuesWithin(kept.lowerBound, ranges),
+    upperBound: kept.upperBound && valuesWithin(kept.upperBound, ranges),
+    reasons,
+  });
+  const material =
+    kept.state === "ok" &&
+    kept.target !== undefined &&
+    target !== undefined &&
+    isMaterialChange(resourcesOf(kept.target), resourcesOf(target), input.config);
+  return { status, announce: material };
+}
+
+/** Shown values within the ranges: each one outside is moved to the nearest edge, as status shows it. */
+function valuesWithin(values: ResourceValues, ranges: PolicyRanges): ResourceValues {
+  const within = (value: string | undefined, range: Range, unit: "cores" | "bytes") => {
+    if (value === undefined) return undefined;
+    const parsed = parseQuantity(value);
+    return inRange(parsed, range) ? value : quantityWithin(parsed, range, unit);
+  };
+  return stripUndefined({
+    cpuRequest: within(values.cpuRequest, ranges.cpu, "cores"),
+    memoryRequest: within(values.memoryRequest, ranges.memory, "bytes"),
+    memoryLimit: within(values.memoryLimit, ranges.memory, "bytes"),
+  });
 }
 
 function currentValues(facts: ContainerFacts): ResourceValues {

@@ -14,8 +14,7 @@ export function withinPolicyBounds(
   rec: Recommendation,
   modes: Pick<ModeResolution, "cpu" | "memory">,
 ): Recommendation & { readonly policyBound: readonly string[]; readonly ranges: PolicyRanges } {
-  const cpu = boundsOf(modes.cpu.settings);
-  const memory = boundsOf(modes.memory.settings);
+  const { cpu, memory } = policyRanges(modes);
   const cpuRequestCores = clampBounded(rec.cpuRequestCores, cpu);
   const memoryRequestBytes = clampBounded(rec.memoryRequestBytes, memory);
   const memoryLimitBytes = clampBounded(rec.memoryLimitBytes, memory);
@@ -38,6 +37,11 @@ export function withinPolicyBounds(
 
 export type Range = { readonly min: number; readonly max: number };
 export type PolicyRanges = { readonly cpu: Range; readonly memory: Range };
+
+/** The governing policy's `min` and `max` per resource; unbounded where it sets none. */
+export function policyRanges(modes: Pick<ModeResolution, "cpu" | "memory">): PolicyRanges {
+  return { cpu: boundsOf(modes.cpu.settings), memory: boundsOf(modes.memory.settings) };
+}
 
 /**
  * A value within `range` as the quantity status shows: whole millicores, rounded to the nearest, or whole Mi,
@@ -67,7 +71,7 @@ export function withinRanges(resources: ContainerResources, ranges: PolicyRanges
 }
 
 /** Within `range`, give or take the rounding of a quantity parsed from text. */
-function inRange(value: number, range: Range): boolean {
+export function inRange(value: number, range: Range): boolean {
   return value >= range.min * (1 - 1e-12) && value <= range.max * (1 + 1e-12);
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultConfig, emptyState, foldHistory, serializeCheckpoint } from "../../rightsizing/index.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
+import { deploymentPodName } from "../../rightsizing/testing.ts";
 import { defaultUsageSourceConfig } from "../../rightsizing/usage-source.ts";
 import type { CoveredWorkload } from "./coverage.ts";
 import { RecommenderMemory, runRecommender, workloadKey } from "./run.ts";
@@ -220,6 +221,39 @@ describe("a recommender run", () => {
       error: expect.stringMatching(/^metrics source network after 4 attempt/),
     });
     expect(memory.outcomes.get(workloadKey(web))).toMatchObject({ ok: false });
+  });
+
+  it("learns nothing for a covered workload from a pod an uncovered one's cut name could give, and says whose", async () => {
+    // Both cut by the API server to `<57 a>-` and five random characters; the second has rightsizing off.
+    const covered = { ...web, name: "a".repeat(57) };
+    const off = { namespace: "shop", name: `${"a".repeat(57)}-x`, kind: "Deployment" } as const;
+    const client: PrometheusClient = {
+      query: async () => ({ ok: true, value: [] }),
+      queryRange: async (query, range) => {
+        if (!/cpu|memory/.test(query)) return { ok: true, value: [] };
+        const points: [number, number][] = [];
+        for (let t = range.start; t <= range.end; t += step) points.push([t, 3]);
+        const pod = deploymentPodName(off.name);
+        return { ok: true, value: [{ metric: { namespace: "shop", pod, container: "app" }, points }] };
+      },
+    };
+    const memory = new RecommenderMemory();
+    const summary = await runRecommender({
+      client,
+      covered: [covered],
+      workloads: [covered, off],
+      memory,
+      checkpointOf: () => undefined,
+      settings: { usage: defaultUsageSourceConfig, recommender: defaultConfig },
+      nowMs: Date.parse("2026-11-20T10:00:00Z"),
+      log: { warn: () => undefined },
+    });
+    expect(summary).toMatchObject({ ok: true, containers: 0 });
+    expect(memory.outcomes.get(workloadKey(covered))).toMatchObject({
+      ok: true,
+      containers: new Map(),
+      podNamesSharedWith: [`shop/Deployment/${off.name}`],
+    });
   });
 
   describe("an OOM kill, booked at the memory limit it proves the container needed", () => {

@@ -24,6 +24,7 @@ import {
   type UsageQueryRecord,
   type UsageSourceConfig,
   type UsageTarget,
+  type WorkloadIdentity,
   workloadName,
 } from "../../rightsizing/usage-source.ts";
 import type { CoveredWorkload } from "./coverage.ts";
@@ -44,8 +45,15 @@ export type RunSummary = {
   readonly error?: string;
 };
 
+/** A workload, covered or not, by what names it. */
+export type WorkloadRef = Pick<CoveredWorkload, "namespace" | "name" | "kind">;
+
 /** The workload as the usage source names it. */
-const usageIdentity = (w: CoveredWorkload) => ({ namespace: w.namespace, kind: w.kind, workload: w.name });
+const usageIdentity = (w: WorkloadRef): WorkloadIdentity => ({
+  namespace: w.namespace,
+  kind: w.kind,
+  workload: w.name,
+});
 
 /** workload key (`namespace/name.kind`, the Rightsizing object's key) of a covered workload. */
 export function workloadKey(w: Pick<CoveredWorkload, "namespace" | "name" | "kind">): string {
@@ -81,6 +89,11 @@ export class RecommenderMemory {
 export async function runRecommender(opts: {
   readonly client: PrometheusClient;
   readonly covered: readonly CoveredWorkload[];
+  /**
+   * Every workload in the caches, covered or not: a pod whose name one that is not covered could give it is
+   * counted for no covered one, as between two covered ones. Default: the covered ones alone.
+   */
+  readonly workloads?: readonly WorkloadRef[];
   readonly memory: RecommenderMemory;
   /** The checkpoint a Rightsizing status holds for a container, if any. */
   readonly checkpointOf: (workload: CoveredWorkload, container: string) => string | undefined;
@@ -103,7 +116,8 @@ export async function runRecommender(opts: {
   // The newest step a run may read; also what history is complete through when no query was due.
   let untilMs = alignDown(nowMs - settings.usage.lagMs, settings.usage.stepMs);
   const sharedPodNames = new Map<string, readonly string[]>();
-  for await (const batch of fetchUsageBatches(opts.client, targets, nowMs, settings.usage)) {
+  const others = (opts.workloads ?? []).map(usageIdentity);
+  for await (const batch of fetchUsageBatches(opts.client, targets, nowMs, settings.usage, others)) {
     if (!batch.ok) return fail(batch.error.message, batch.error.queries);
     queries = batch.value.queries;
     untilMs = batch.value.until;
