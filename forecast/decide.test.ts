@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { forecastConfig } from "./config.ts";
-import { clockAdvice, decide, trustedIdleWindow } from "./decide.ts";
+import { clockAdvice, decide, quietJudgedUntil, trustedIdleWindow } from "./decide.ts";
 import { confidence, createEngine, type ForecastEngine, observeAll } from "./engine.ts";
 import { forecastMean, forecastProbability, forecastSlots, patternMean } from "./forecast.ts";
 import { DAY_SLOTS, type GridPoint, slotStartMs } from "./grid.ts";
@@ -173,6 +173,41 @@ describe("forecast decisions", () => {
     const decision = decide(trained, { nowMs, idleWindowMs: idle * MINUTE }, withLead);
     expect(decision.vetoPause).toBe(veto);
     expect(decision.prewakeAtMs).toBe(slotStartMs(mondaySlot(0)) + (8 * 60 - leadMinutes) * MINUTE);
+  });
+
+  it("pre-wakes a paused workload for the first slot after what its pause was judged on, never one before", () => {
+    // At 08:10 on Monday, activity is forecast in the current quarter hour: a pause judged quiet until 09:00
+    // (its idle window and lead) is pre-woken for 09:00, a lead before it, not at once for 08:00.
+    const nowMs = slotStartMs(mondaySlot(32)) + 10 * MINUTE;
+    const at = decide(trained, { nowMs, idleWindowMs: 30 * MINUTE }, config);
+    expect(at.nextActivityAtMs).toBe(slotStartMs(mondaySlot(32)));
+    const searchFromMs = slotStartMs(mondaySlot(36));
+    const paused = decide(trained, { nowMs, idleWindowMs: 30 * MINUTE, searchFromMs }, config);
+    expect(paused.nextActivityAtMs).toBe(searchFromMs);
+    expect(paused.prewakeAtMs).toBe(searchFromMs - config.prewakeLeadMs);
+    // A judgement that ended mid-slot covered that slot: the search starts after it.
+    const midSlot = decide(
+      trained,
+      { nowMs, idleWindowMs: 30 * MINUTE, searchFromMs: searchFromMs + MINUTE },
+      config,
+    );
+    expect(midSlot.nextActivityAtMs).toBe(slotStartMs(mondaySlot(37)));
+  });
+
+  it.each([
+    {
+      name: "the idle window and the lead from now when the advice lets the pause be",
+      veto: false,
+      until: 40,
+    },
+    { name: "nothing when the advice vetoes the pause", veto: true, until: null },
+  ])("judges a pause quiet until $name", ({ veto, until }) => {
+    const input = { nowMs: 0, idleWindowMs: 30 * MINUTE };
+    const expected = until === null ? null : until * MINUTE;
+    expect(quietJudgedUntil({ vetoPause: veto }, input, { ...config, prewakeLeadMs: 10 * MINUTE })).toBe(
+      expected,
+    );
+    expect(quietJudgedUntil(null, input, config)).toBeNull();
   });
 
   it("does not veto when the forecast is quiet for the whole idle window", () => {

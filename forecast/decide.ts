@@ -48,7 +48,29 @@ export type ForecastDecision = {
   vetoReason: Reason<VetoCode>;
 };
 
-export type DecisionInput = { nowMs: number; idleWindowMs: number };
+export type DecisionInput = {
+  nowMs: number;
+  idleWindowMs: number;
+  /**
+   * For a paused workload, when what its pause was judged on ends (`quietJudgedUntil` at the pause): the slots
+   * before were judged quiet then, so its pre-wake is for a slot after them. Steered since by the awake budget, a
+   * lower threshold would otherwise wake it, minutes after the pause, for a slot the pause was allowed over.
+   */
+  searchFromMs?: number;
+};
+
+/**
+ * Until when a pause the advice (`clockAdvice` of a decision on `input`) allows is judged quiet: the idle window
+ * and the pre-wake lead from now. Null when there is no advice to act on, or it vetoes the pause.
+ */
+export function quietJudgedUntil(
+  advice: { vetoPause: boolean } | null,
+  input: DecisionInput,
+  config: ForecastConfig,
+): number | null {
+  if (advice === null || advice.vetoPause) return null;
+  return input.nowMs + input.idleWindowMs + config.prewakeLeadMs;
+}
 
 export function decide(
   engine: ForecastEngine,
@@ -86,7 +108,14 @@ export function decide(
       vetoReason: missed,
     };
   }
-  const activeSlot = firstSlotWithActivity(engine, firstSlot, searchSlots, config);
+  const fromSlot =
+    input.searchFromMs === undefined ? firstSlot : Math.max(firstSlot, slotOf(input.searchFromMs - 1) + 1);
+  const activeSlot = firstSlotWithActivity(
+    engine,
+    fromSlot,
+    Math.max(0, firstSlot + searchSlots - fromSlot),
+    config,
+  );
   if (activeSlot === undefined) {
     const none = { code: "no-forecast" as const, message: `no forecast yet (phase ${engine.phase})` };
     return {

@@ -18,6 +18,7 @@ export {
   type ForecastDecision,
   type PrewakeCode,
   quietAwareIdleWindow,
+  quietJudgedUntil,
   trustedIdleWindow,
   type VetoCode,
 } from "./decide.ts";

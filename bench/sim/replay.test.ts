@@ -98,13 +98,13 @@ describe("advice from known chances", () => {
       veto: false,
     },
   ])("$name", ({ at, veto }) => {
-    const advice = oracleAdvice(chanceOf, START + at * MIN, 15 * MIN, config);
+    const advice = oracleAdvice(chanceOf, { nowMs: START + at * MIN, idleWindowMs: 15 * MIN }, config);
     expect(advice.vetoPause).toBe(veto);
     expect(advice.prewakeAtMs).toBe(tenOClock * SLOT_MS - config.prewakeLeadMs);
   });
 
   it("says nothing when no slot ahead is likely enough", () => {
-    expect(oracleAdvice(() => 0.1, START, 15 * MIN, config)).toMatchObject({
+    expect(oracleAdvice(() => 0.1, { nowMs: START, idleWindowMs: 15 * MIN }, config)).toMatchObject({
       vetoPause: false,
       prewakeAtMs: null,
     });

@@ -9,6 +9,7 @@ import {
   bucketEvents,
   clockAdvice,
   createEngine,
+  type DecisionInput,
   decide,
   type ForecastConfig,
   type ForecastEngine,
@@ -18,6 +19,7 @@ import {
   observe,
   observeAll,
   quietAwareIdleWindow,
+  quietJudgedUntil,
   SLOT_MS,
   slotOf,
   slotStartMs,
@@ -102,6 +104,8 @@ export type SimState = {
   readyAtMs: number;
   lastActivityMs: number | null;
   awakeMs: number;
+  /** As the operator keeps it: until when the last advice on the awake workload judged a pause quiet. */
+  quietUntilMs: number | null;
 };
 
 export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfig): PolicyResult {
@@ -192,6 +196,7 @@ export function startSim(startMs: number): SimState {
     readyAtMs: startMs,
     lastActivityMs: null,
     awakeMs: 0,
+    quietUntilMs: null,
   };
 }
 
@@ -245,7 +250,14 @@ function reconcile(
     ? trustedWindow(policy, engine, nowMs, config)
     : (policy.untrustedIdleWindowMs ?? policy.idleWindowMs);
   const needsAdvice = trusted && !policy.ignoreAdvice && (sim.paused || nowMs - idleFrom >= idleWindowMs);
-  const forecast = needsAdvice ? adviceFor(policy, engine, nowMs, idleWindowMs, config) : null;
+  const input = {
+    nowMs,
+    idleWindowMs,
+    ...(sim.paused && sim.quietUntilMs !== null ? { searchFromMs: sim.quietUntilMs } : {}),
+  };
+  const forecast = needsAdvice ? adviceFor(policy, engine, input, config) : null;
+  // As the operator: a pause allowed is judged quiet over the idle window and the lead from this check.
+  if (needsAdvice && !sim.paused) sim.quietUntilMs = quietJudgedUntil(forecast, input, config);
   const outcome = decideClock({
     nowMs,
     lastActivityMs: sim.lastActivityMs,
@@ -281,12 +293,11 @@ function trustedWindow(
 function adviceFor(
   policy: Policy,
   engine: ForecastEngine,
-  nowMs: number,
-  idleWindowMs: number,
+  input: DecisionInput,
   config: ForecastConfig,
 ): ForecastAdvice | null {
-  if (policy.oracle) return oracleAdvice(policy.oracle, nowMs, idleWindowMs, config);
-  return clockAdvice(decide(engine, { nowMs, idleWindowMs }, config));
+  if (policy.oracle) return oracleAdvice(policy.oracle, input, config);
+  return clockAdvice(decide(engine, input, config));
 }
 
 /**
@@ -295,14 +306,16 @@ function adviceFor(
  */
 export function oracleAdvice(
   chanceOf: ChanceOf,
-  nowMs: number,
-  idleWindowMs: number,
+  input: DecisionInput,
   config: ForecastConfig,
 ): ForecastAdvice {
+  const { nowMs, idleWindowMs, searchFromMs } = input;
   const firstSlot = slotOf(nowMs);
-  // As the engine's rule: a pause whose pre-wake would be due within the idle window is vetoed too.
+  // As the engine's rule: a pause whose pre-wake would be due within the idle window is vetoed too, and a
+  // paused workload is pre-woken for no slot its pause was judged on.
   const vetoUntilSlot = slotOf(nowMs + Math.max(0, idleWindowMs + config.prewakeLeadMs - 1));
-  for (let slot = firstSlot; slot < firstSlot + config.prewakeSearchSlots; slot++) {
+  const fromSlot = searchFromMs === undefined ? firstSlot : Math.max(firstSlot, slotOf(searchFromMs - 1) + 1);
+  for (let slot = fromSlot; slot < firstSlot + config.prewakeSearchSlots; slot++) {
     if (chanceOf(slot) < config.activityProbability) continue;
     return {
       vetoPause: slot <= vetoUntilSlot,

@@ -1165,6 +1165,34 @@ describe("a new engine started from activity history", () => {
     );
   });
 
+  it.each([
+    { age: "7 days and 20 minutes", ageMs: 7 * 24 * 60 * minute + 20 * minute },
+    { age: "7 days and 35 minutes", ageMs: 7 * 24 * 60 * minute + 35 * minute },
+  ])("wants history again for a state saved $age ago, which a gap that long resets", ({ ageMs }) => {
+    const savedAt = now - ageMs;
+    const book = historyBook();
+    const saved = mw({}, { phase: "active-weekly", confidence: 0.8, state: dailyPatternState(savedAt, 14) });
+    expect(book.look("k", saved, now, window).prediction?.phase).toBe("learning");
+    expect(book.wantsHistory("k", now)).toBe(true);
+  });
+
+  it("wants history again when a week of unknown activity resets a running engine", () => {
+    const book = historyBook();
+    const saved = mw({}, { phase: "active-weekly", confidence: 0.8, state: dailyPatternState(now, 14) });
+    book.look("k", saved, now, window);
+    expect(book.wantsHistory("k", now)).toBe(false);
+    let at = now;
+    // Hourly looks that could not know the workload's activity (its measurements failed): every slot a gap.
+    for (
+      ;
+      book.look("k", saved, at, window, null, false).prediction?.phase !== "learning";
+      at += 60 * minute
+    ) {
+      expect(at - now).toBeLessThan(8 * 24 * 60 * minute);
+    }
+    expect(book.wantsHistory("k", at)).toBe(true);
+  });
+
   it("wants history again after discarding a state it cannot read", () => {
     const book = historyBook();
     book.look("k", mw({}, { phase: "active-daily", confidence: 0.9, state: "{not json" }), now, window);

@@ -44,6 +44,7 @@ import {
   idleWindowAwakeMs,
   isActive,
   observeAll,
+  quietJudgedUntil,
   shownConfidence,
   slotOf,
   slotStartMs,
@@ -88,6 +89,12 @@ type Entry = {
   active: boolean;
   /** The workload was paused at the last look, which knew its activity: until the next look it saw none. */
   pausedAtLook: boolean;
+  /**
+   * Until when the last look at the awake workload judged a pause quiet (null: it vetoed one, or could not be
+   * acted on): a pause it allowed is not pre-woken for a slot before then. Not saved: a restart pre-wakes as
+   * the forecast says.
+   */
+  quietUntilMs: number | null;
   /** When the state shown was saved, and when the next save is due (null: at the next look). */
   savedAtMs: number | null;
   saveDueAtMs: number | null;
@@ -231,6 +238,13 @@ export class ForecastBook {
       const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
       // The silence that suspends advice is judged at the fixed chance, not the budget's (decision 5).
       const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
+      // Reset by a gap longer than it bridges (a state restored about a week old, or a week of unknown activity):
+      // what it knew is gone, and the activity history may hold what it missed.
+      if (startedAgain(entry.engine, learned.engine) && this.#historyAsked(mw)) {
+        entry.history = "wanted";
+        entry.historyFailures = 0;
+        entry.historyRetryAtMs = Number.NEGATIVE_INFINITY;
+      }
       entry.engine = learned.engine;
       entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
@@ -249,7 +263,15 @@ export class ForecastBook {
     entry.pausedAtLook = mw.status?.phase === "Paused" && activityWatched;
     const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
     const decisionConfig = budgeted ? withThreshold(config, entry.threshold) : config;
-    const decision = decide(entry.engine, { nowMs, idleWindowMs: windowMs }, decisionConfig);
+    const paused = mw.status?.phase === "Paused";
+    const input = {
+      nowMs,
+      idleWindowMs: windowMs,
+      ...(paused && entry.quietUntilMs !== null ? { searchFromMs: entry.quietUntilMs } : {}),
+    };
+    const decision = decide(entry.engine, input, decisionConfig);
+    const advice = clockAdvice(decision);
+    if (!paused) entry.quietUntilMs = quietJudgedUntil(advice, input, decisionConfig);
     // A workload paused by hand is left alone by the forecast: whether its advice holds is news to nobody.
     const byHand = pausedFor(mw.status, "True", PAUSED_BY_HAND);
     const suspensionFlipped = this.#followSuspension(entry, decision, nowMs, byHand);
@@ -277,7 +299,6 @@ export class ForecastBook {
       entry.saveDueAtMs = nowMs + hourMs;
       entry.shownThreshold = Math.round(entry.threshold * 100) / 100;
     }
-    const advice = clockAdvice(decision);
     const prediction: PredictionStatus = {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
@@ -474,6 +495,7 @@ export class ForecastBook {
       openWatched: false,
       active: false,
       pausedAtLook: false,
+      quietUntilMs: null,
       savedAtMs: null,
       saveDueAtMs: null,
       state: undefined,
@@ -534,6 +556,11 @@ export class ForecastBook {
       suspensionAnnounced: suspendedSinceMs !== null,
     };
   }
+}
+
+/** The engine had started and learning it more started it again: a long gap reset it. */
+function startedAgain(before: ForecastEngine, after: ForecastEngine): boolean {
+  return before.firstSlot !== null && after.firstSlot !== before.firstSlot;
 }
 
 /**
