@@ -296,6 +296,53 @@ describe("decide: the pause and wake lifecycle", () => {
       event: "ScaledOutsideNapwake",
     },
     {
+      name: "finishes a resume KEDA answered first, from its minimum up to the count it was paused from",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(2, { [annotations.pausedFrom]: "5" }),
+        autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
+        scaledObjects: [unheldScaledObject],
+      }),
+      writes: [
+        expect.objectContaining({ kind: "apply" }),
+        { kind: "scale", from: 2, to: 5 },
+        { kind: "forget-paused-from" },
+      ],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "finishes one a trigger of a ScaledObject without a minimum answered first, from one",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(1, { [annotations.pausedFrom]: "3" }),
+        autoscalers: scaledObjectAutoscalers,
+        scaledObjects: [unheldScaledObject],
+      }),
+      writes: [
+        expect.objectContaining({ kind: "apply" }),
+        { kind: "scale", from: 1, to: 3 },
+        { kind: "forget-paused-from" },
+      ],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "treats a workload a ScaledObject scales, found above its minimum while paused, as scaled outside",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(3, { [annotations.pausedFrom]: "5" }),
+        autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
+        scaledObjects: [unheldScaledObject],
+      }),
+      writes: [
+        expect.objectContaining({ kind: "apply" }),
+        { kind: "forget-paused-from" },
+      ],
+      phase: "Awake",
+      event: "ScaledOutsideNapwake",
+    },
+    {
       name: "finishes a resume that scaled up but died before forgetting the count",
       obs: observe({ mw: mw({}, {}), target: target(3, { [annotations.pausedFrom]: "3" }) }),
       writes: [{ kind: "forget-paused-from" }],

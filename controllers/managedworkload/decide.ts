@@ -348,6 +348,9 @@ function awakeAgain(
 ): Decision {
   const undoer = undoneBy(replicasOwnerOf(obs, target), status.pausedAt !== undefined);
   if (undoer) return undoneByGitOps(obs, target, status, undoer);
+  if (target.replicas < pausedFrom && broughtUpByKeda(obs, target.replicas)) {
+    return resumedPastKeda(obs, target, status, pausedFrom);
+  }
   const finishedResume = target.replicas === pausedFrom;
   const note = finishedResume
     ? `finished resuming to ${replicaCount(pausedFrom)}`
@@ -365,6 +368,44 @@ function awakeAgain(
         kind: "action",
       },
     ],
+    requeueAfterMs: obs.settings.checkIntervalMs,
+    summary: note,
+  };
+}
+
+/**
+ * Whether `replicas` is the count a ScaledObject of the target brings it up to from zero once no hold stops it:
+ * its minReplicaCount, and one at least (KEDA scales a target below its minimum up to it, and an active trigger
+ * wakes one at zero).
+ */
+function broughtUpByKeda(obs: Observation, replicas: number): boolean {
+  return obs.autoscalers.some(
+    (a) => a.kind === "ScaledObject" && replicas === Math.max(1, a.minReplicas ?? 0),
+  );
+}
+
+/**
+ * A resume whose release of the ScaledObject KEDA answered before Napwake's scale: KEDA brought the workload up to
+ * its minimum, and the scale from zero found it there. The resume is finished to the count it was paused from.
+ */
+function resumedPastKeda(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  pausedFrom: number,
+): Decision {
+  const note =
+    `resumed to ${replicaCount(pausedFrom)}: KEDA had brought it up to its minimum, ` +
+    `${replicaCount(target.replicas)}, as its ScaledObject was released`;
+  const next = woken(obs, status, "Resumed", note);
+  return {
+    writes: [
+      ...endHolds(obs),
+      { kind: "scale", from: target.replicas, to: pausedFrom },
+      { kind: "forget-paused-from" },
+    ],
+    status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
+    events: [{ type: "Normal", reason: eventReasons.resumed, note, kind: "action" }],
     requeueAfterMs: obs.settings.checkIntervalMs,
     summary: note,
   };
