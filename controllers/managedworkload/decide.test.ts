@@ -296,6 +296,27 @@ describe("decide: the pause and wake lifecycle", () => {
       event: "ScaledOutsideNapwake",
     },
     {
+      name: "forgets, as no resume, the count a pause recorded but failed to scale down after",
+      obs: observe({
+        mw: mw({}, withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min)),
+        target: target(3, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: undefined,
+    },
+    {
+      name: "forgets so too a count an autoscaler moved before the failed pause's scale, as no activity",
+      obs: observe({
+        mw: mw({}, withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min)),
+        target: target(4, { [annotations.pausedFrom]: "3" }),
+        autoscalers: [{ kind: "HorizontalPodAutoscaler", name: "web" }],
+      }),
+      writes: [{ kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: undefined,
+    },
+    {
       name: "finishes a resume KEDA answered first, from its minimum up to the count it was paused from",
       obs: observe({
         mw: mw({}, pausedStatus(t0 - 60 * min)),
@@ -335,10 +356,7 @@ describe("decide: the pause and wake lifecycle", () => {
         autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
         scaledObjects: [unheldScaledObject],
       }),
-      writes: [
-        expect.objectContaining({ kind: "apply" }),
-        { kind: "forget-paused-from" },
-      ],
+      writes: [expect.objectContaining({ kind: "apply" }), { kind: "forget-paused-from" }],
       phase: "Awake",
       event: "ScaledOutsideNapwake",
     },
@@ -463,6 +481,22 @@ describe("decide: the pause and wake lifecycle", () => {
     expect(d.writes).toEqual(writes);
     expect(d.status.phase).toBe(phase);
     expect(d.events[0]?.reason).toBe(event);
+  });
+});
+
+describe("decide: a pause that failed after recording its count", () => {
+  it("leaves the status as it was: not resumed, no activity, still idle since before", () => {
+    const awake = withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min);
+    const d = decide(
+      observe({
+        mw: mw({}, awake),
+        target: target(4, { [annotations.pausedFrom]: "3" }),
+        autoscalers: [{ kind: "HorizontalPodAutoscaler", name: "web" }],
+      }),
+    );
+    expect(pausedCondition(d)).toMatchObject({ status: "False", reason: "Active" });
+    expect(d.status.lastActivity).toEqual(awake.lastActivity);
+    expect(d.summary).toMatch(/whose pause never scaled it down/);
   });
 });
 

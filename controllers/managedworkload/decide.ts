@@ -348,6 +348,7 @@ function awakeAgain(
 ): Decision {
   const undoer = undoneBy(replicasOwnerOf(obs, target), status.pausedAt !== undefined);
   if (undoer) return undoneByGitOps(obs, target, status, undoer);
+  if (pauseNeverMade(status)) return pauseAbandoned(obs, target, status, pausedFrom);
   if (target.replicas < pausedFrom && broughtUpByKeda(obs, target.replicas)) {
     return resumedPastKeda(obs, target, status, pausedFrom);
   }
@@ -370,6 +371,36 @@ function awakeAgain(
     ],
     requeueAfterMs: obs.settings.checkIntervalMs,
     summary: note,
+  };
+}
+
+/**
+ * Status says awake and no pause came since: paused-from on a workload that is up is a pause that failed after
+ * recording it (its hold or scale refused, the operator stopped), not a resume.
+ */
+function pauseNeverMade(status: ManagedWorkloadStatus): boolean {
+  return (
+    status.pausedAt === undefined &&
+    findCondition(status.conditions, conditionTypes.paused)?.status === "False"
+  );
+}
+
+/** Forgets the count a failed pause recorded: the workload never went down, so nothing woke it. */
+function pauseAbandoned(
+  obs: Observation,
+  target: TargetState,
+  status: ManagedWorkloadStatus,
+  pausedFrom: number,
+): Decision {
+  const summary =
+    `paused-from=${pausedFrom} on a workload at ${replicaCount(target.replicas)} whose pause never scaled it ` +
+    "down (a write after it failed): forgotten";
+  return {
+    writes: [...endHolds(obs), { kind: "forget-paused-from" }],
+    status: withPhase(obs, keptAtThisGeneration(obs, status), "Awake", null),
+    events: [],
+    requeueAfterMs: obs.settings.checkIntervalMs,
+    summary,
   };
 }
 
