@@ -9,7 +9,7 @@ describe("the names of a workload's pods", () => {
     {
       kind: "Deployment" as const,
       name: "web",
-      matches: ["web-7d9f8c6b5-x2x4z", "web-6b7c8d9f5d-wwwww", "web-5d-x2x4z"],
+      matches: ["web-7d9f8c6b5-x2x4z", "web-6b7c8d9f5d-wwwww", "web-5d4f6b-x2x4z"],
       // A sibling Deployment's pods, and a sibling StatefulSet's (`web-redis`).
       // Another controller's pods under the same name: a Job `web-migrate`, a DaemonSet `web-agent`, a CronJob `web`.
       not: [
@@ -21,6 +21,10 @@ describe("the names of a workload's pods", () => {
         "web-agent-7xk2p",
         "web-29012345-q2x7z",
         "web-29456789-q2x7z",
+        // Jobs named like a short hash: `web-5`, `web-db`, `web-b4d5f`.
+        "web-5-q7wzt",
+        "web-db-k2x9z",
+        "web-b4d5f-k2x9z",
       ],
     },
     {
@@ -29,7 +33,7 @@ describe("the names of a workload's pods", () => {
       matches: ["db-0", "db-12"],
       not: ["db-backup-0", "db-7d9f8c6b5-x2x4z", "db-1-0"],
     },
-    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-4-x2x4z"], not: ["axb-4-x2x4z"] },
+    { kind: "Deployment" as const, name: "a.b", matches: ["a.b-4bcd5f-x2x4z"], not: ["axb-4bcd5f-x2x4z"] },
   ])("names exactly the pods of a $kind called $name", ({ kind, name, matches, not }) => {
     const belongs = podNameMatcher(kind, name);
     for (const pod of matches) expect(belongs(pod), pod).toBe(true);
@@ -43,7 +47,8 @@ describe("the names of a workload's pods", () => {
     (length) => {
       const name = named(length);
       const belongs = podNameMatcher("Deployment", name);
-      for (const hash of ["5d", "7d9f8c6b5", "6b7c8d9f5d"]) {
+      // The shortest hash read uncut (six digits), and the usual nine and ten.
+      for (const hash of ["5d4f6b", "7d9f8c6b5", "6b7c8d9f5d"]) {
         const pod = deploymentPodName(name, hash);
         expect(pod.length).toBeLessThanOrEqual(63);
         expect(belongs(pod), pod).toBe(true);

@@ -13,6 +13,13 @@ export const MAX_GENERATED_BASE = 58;
 /** The ReplicaSet's pod-template-hash suffix: a 32-bit hash, encoded in at most 10 characters. */
 const MAX_TEMPLATE_HASH = 10;
 /**
+ * Fewest characters an uncut pod-template hash is read with: one per decimal digit of the hash, and a hash under
+ * 100000 (five digits or fewer) comes once in about 43,000 ReplicaSets. Shorter, a Job `<name>-db` or
+ * `<name>-5` would pass for the Deployment (its pods `<job>-<5 random>`); the rare Deployment missed is read for
+ * nothing rather than from another workload's usage.
+ */
+const MIN_TEMPLATE_HASH = 6;
+/**
  * The alphabet the API server draws generated names from (no vowels, no 0, 1 or 3): the five random characters.
  * The pod-template hash is the same encoding of the hash's decimal digits, so it uses only the ten characters
  * those digits map to. Together they keep the pods of a Job `<name>-migrate` or of a CronJob `<name>` (Jobs
@@ -38,7 +45,9 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
   const hashRoom = MAX_GENERATED_BASE - base.length - 1;
   const forms: string[] = [];
   if (hashRoom >= 1) {
-    forms.push(`${escapeRegex(base)}${HASH}{1,${Math.min(MAX_TEMPLATE_HASH, hashRoom)}}-${RANDOM_SUFFIX}`);
+    const fewest = Math.min(MIN_TEMPLATE_HASH, hashRoom);
+    const most = Math.min(MAX_TEMPLATE_HASH, hashRoom);
+    forms.push(`${escapeRegex(base)}${HASH}{${fewest},${most}}-${RANDOM_SUFFIX}`);
   }
   if (hashRoom < MAX_TEMPLATE_HASH) {
     // A hash too long for the room is cut, its dash with it: exactly the room's length of it is kept.

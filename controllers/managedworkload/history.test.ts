@@ -36,7 +36,7 @@ describe("the activity history queries", () => {
       /^sum\(max by \(namespace, pod, container\) \(rate\(container_cpu_usage_seconds_total\{/,
     );
     expect(queries.cpu).toContain('namespace="shop"');
-    expect(queries.cpu).toContain('pod=~"web-[4-9bcdf]{1,10}-[bcdfghjklmnpqrstvwxz2456789]{5}"');
+    expect(queries.cpu).toContain('pod=~"web-[4-9bcdf]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}"');
     expect(queries.cpu).toContain('cluster="eu-1"');
     expect(queries.activity).toEqual([busy]);
     expect(queries.replicas).toBe(
