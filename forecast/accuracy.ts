@@ -1,5 +1,5 @@
-// Confidence in the forecast from its recent record: one-step error compared with seasonal-naive
-// (same slot last week, else yesterday) and how often the prediction interval held the sample.
+// Confidence in the forecast from its recent record: the learned pattern's one-step error compared with
+// seasonal-naive (same slot last week, else yesterday) and how often the prediction interval held the sample.
 
 import type { ForecastConfig } from "./config.ts";
 

@@ -264,6 +264,22 @@ describe("anomalies", () => {
     expect(patternMean(engine, MONDAY_SLOT + 22 * DAY_SLOTS + 40, config) ?? 0).toBeGreaterThan(0.9);
   });
 
+  it("stays trusted through one stray request on an exact schedule", () => {
+    // 10:00-12:00 every day for three weeks, 0/1, then a request at 03:00 and a week more of the schedule: the
+    // next slots' one-step correction for the burst is no decision's, so it does not count against the forecast.
+    const stray = MONDAY_SLOT + 21 * DAY_SLOTS + 12;
+    const points = Array.from({ length: 28 * DAY_SLOTS }, (_, i) => {
+      const daySlot = i % DAY_SLOTS;
+      return {
+        slot: MONDAY_SLOT + i,
+        value: MONDAY_SLOT + i === stray || (daySlot >= 40 && daySlot < 48) ? 1 : 0,
+      };
+    });
+    const { events } = run(points);
+    const after = phaseChanges(events).filter((e) => e.atMs >= stray * 15 * 60_000);
+    expect(after).toEqual([]);
+  });
+
   it("does not let a burst neither forecast foresaw swing the confidence", () => {
     const quietSlot = (regular.engine.nextSlot ?? 0) + 4; // 01:00 on a Monday, quiet for weeks
     const quiet = [0, 1, 2, 3].map((i) => ({ slot: quietSlot - 4 + i, value: 0 }));

@@ -333,8 +333,11 @@ function scoreAndClip(
     // Both errors are capped alike, so a burst neither could foresee does not swing the comparison.
     const cap = config.anomalyZ * sigma;
     const capped = (e: number) => Math.max(-cap, Math.min(cap, e));
+    // Scored on what the learned pattern expects, as decisions read it: the one-step correction for the last
+    // slot's miss, which no decision uses, would count a stray burst's echo in the next slots against the forecast.
+    const pattern = patternForecastAt(model, hwOptions(config), 1);
     const outcome = {
-      modelError: capped(value - Math.max(0, expected)),
+      modelError: capped(value - Math.max(0, pattern)),
       naiveError: capped(value - naive),
       covered: value >= lower && value <= upper,
     };
