@@ -306,17 +306,6 @@ describe("decide: the pause and wake lifecycle", () => {
       event: undefined,
     },
     {
-      name: "forgets so too a count an autoscaler moved before the failed pause's scale, as no activity",
-      obs: observe({
-        mw: mw({}, withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min)),
-        target: target(4, { [annotations.pausedFrom]: "3" }),
-        autoscalers: [{ kind: "HorizontalPodAutoscaler", name: "web" }],
-      }),
-      writes: [{ kind: "forget-paused-from" }],
-      phase: "Awake",
-      event: undefined,
-    },
-    {
       name: "finishes a resume KEDA answered first, from its minimum up to the count it was paused from",
       obs: observe({
         mw: mw({}, pausedStatus(t0 - 60 * min)),
@@ -347,6 +336,28 @@ describe("decide: the pause and wake lifecycle", () => {
       ],
       phase: "Awake",
       event: "Resumed",
+    },
+    {
+      name: "treats a workload at its ScaledObject's minimum as scaled outside while Napwake's hold is still on",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(2, { [annotations.pausedFrom]: "5" }),
+        autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
+        scaledObjects: [heldScaledObject("napwake")],
+      }),
+      writes: [expect.objectContaining({ kind: "apply" }), { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "ScaledOutsideNapwake",
+    },
+    {
+      name: "treats a paused workload scaled up before the status of its pause was written as scaled outside",
+      obs: observe({
+        mw: mw({}, withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min)),
+        target: target(5, { [annotations.pausedFrom]: "3" }),
+      }),
+      writes: [{ kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "ScaledOutsideNapwake",
     },
     {
       name: "treats a workload a ScaledObject scales, found above its minimum while paused, as scaled outside",
@@ -484,16 +495,26 @@ describe("decide: the pause and wake lifecycle", () => {
   });
 });
 
+describe("decide: a record of undone pauses stamped ahead of now", () => {
+  it("holds pauses off one hold-off from the first check, not from the time ahead", () => {
+    const ahead = {
+      ...awakeFor(40),
+      pausesUndone: { count: 1, lastAt: iso(t0 + 3 * 24 * 60 * min), manager: "argocd-controller" },
+    };
+    const first = decide(observe({ mw: mw({}, ahead) }));
+    expect(first.writes).toEqual([]);
+    expect(first.status.pausesUndone?.lastAt).toBe(iso(t0));
+    // The hour's hold-off from then has passed; the workload has been idle all along.
+    const later = t0 + 61 * min;
+    const next = decide(observe({ nowMs: later, mw: mw({}, first.status), activity: idle(later) }));
+    expect(next.writes).toContainEqual({ kind: "scale", from: 3, to: 0 });
+  });
+});
+
 describe("decide: a pause that failed after recording its count", () => {
   it("leaves the status as it was: not resumed, no activity, still idle since before", () => {
     const awake = withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min);
-    const d = decide(
-      observe({
-        mw: mw({}, awake),
-        target: target(4, { [annotations.pausedFrom]: "3" }),
-        autoscalers: [{ kind: "HorizontalPodAutoscaler", name: "web" }],
-      }),
-    );
+    const d = decide(observe({ mw: mw({}, awake), target: target(3, { [annotations.pausedFrom]: "3" }) }));
     expect(pausedCondition(d)).toMatchObject({ status: "False", reason: "Active" });
     expect(d.status.lastActivity).toEqual(awake.lastActivity);
     expect(d.summary).toMatch(/whose pause never scaled it down/);

@@ -12,7 +12,8 @@
  *   paused-from=N, replicas 0   paused: stays paused or is resumed to N
  *   paused-from=N, replicas > 0 awake (a resume that finished its scale, a pause that did not reach its
  *                               scale, or a scale-up outside Napwake): forget paused-from; a sync loop's
- *                               scale-up holds further pauses off (see undone-pauses.ts)
+ *                               scale-up holds further pauses off (see undone-pauses.ts); at the minimum
+ *                               of an unheld ScaledObject, KEDA answered a resume first: scale on to N
  *   no paused-from, replicas 0  scaled to zero outside Napwake: left alone
  *
  * Any state with no paused-from also releases a ScaledObject hold Napwake applied (see releasingStrayHolds).
@@ -21,7 +22,7 @@
  * a count once recorded is never lost, and a workload is never left at zero without its count.
  */
 import { findCondition, setCondition } from "../../api/conditions.ts";
-import { annotations, conditionTypes, eventReasons, labels } from "../../api/keys.ts";
+import { annotations, conditionTypes, eventReasons, kedaPausedReplicas, labels } from "../../api/keys.ts";
 import {
   type ActivitySource,
   type Condition,
@@ -50,7 +51,14 @@ import type {
   TargetState,
   Write,
 } from "./observation.ts";
-import { FIRST_HOLD_OFF_MS, pauseHeldOff, recordUndo, undoneBy, undoneNote } from "./undone-pauses.ts";
+import {
+  FIRST_HOLD_OFF_MS,
+  pauseHeldOff,
+  recordUndo,
+  undoneBy,
+  undoneNote,
+  undoneRecordNotAhead,
+} from "./undone-pauses.ts";
 
 const hourMs = 3_600_000;
 
@@ -348,7 +356,9 @@ function awakeAgain(
 ): Decision {
   const undoer = undoneBy(replicasOwnerOf(obs, target), status.pausedAt !== undefined);
   if (undoer) return undoneByGitOps(obs, target, status, undoer);
-  if (pauseNeverMade(status)) return pauseAbandoned(obs, target, status, pausedFrom);
+  if (target.replicas === pausedFrom && pauseNeverMade(status)) {
+    return pauseAbandoned(obs, target, status, pausedFrom);
+  }
   if (target.replicas < pausedFrom && broughtUpByKeda(obs, target.replicas)) {
     return resumedPastKeda(obs, target, status, pausedFrom);
   }
@@ -375,8 +385,9 @@ function awakeAgain(
 }
 
 /**
- * Status says awake and no pause came since: paused-from on a workload that is up is a pause that failed after
- * recording it (its hold or scale refused, the operator stopped), not a resume.
+ * Status says awake and no pause came since: paused-from on a workload still at that count is a pause that failed
+ * after recording it (its hold or scale refused, the operator stopped), not a resume. (At another count it may be a
+ * pause whose status write was lost and a scale-up since: that is said as such.)
  */
 function pauseNeverMade(status: ManagedWorkloadStatus): boolean {
   return (
@@ -410,6 +421,10 @@ function pauseAbandoned(
  * wakes one at zero).
  */
 function broughtUpByKeda(obs: Observation, replicas: number): boolean {
+  // Held at zero (Napwake's hold not yet released, or anyone's), KEDA cannot have scaled it: someone else did.
+  if (targetScaledObjects(obs).some((so) => so.metadata?.annotations?.[kedaPausedReplicas] !== undefined)) {
+    return false;
+  }
   return obs.autoscalers.some(
     (a) => a.kind === "ScaledObject" && replicas === Math.max(1, a.minReplicas ?? 0),
   );
@@ -617,6 +632,7 @@ function whileAwake(obs: Observation, target: TargetState, status: ManagedWorklo
   let next: ManagedWorkloadStatus = activity
     ? { ...status, lastActivity: { time: iso(activity.stamp), source: activity.source } }
     : status;
+  next = { ...next, ...undoneRecordNotAhead(next.pausesUndone, obs.nowMs) };
   // paused-from and pausedAt describe a pause: an awake workload has neither (status may still hold them
   // when the write that resumed it did not get as far as status).
   next = withoutKeys(next, ["pausedFrom", "pausedAt"]);

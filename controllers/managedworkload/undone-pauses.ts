@@ -58,6 +58,19 @@ export function holdOffUntilMs(undone: PausesUndone | undefined, nowMs: number):
   return Math.min(lastMs, nowMs) + holdOffMs(undone.count);
 }
 
+/**
+ * The record as status should keep it: one stamped ahead of now (a former leader's fast clock, or this one before
+ * it was set back) is written back as now, or every check would count the hold-off from that time again.
+ */
+export function undoneRecordNotAhead(
+  undone: PausesUndone | undefined,
+  nowMs: number,
+): { pausesUndone?: PausesUndone } {
+  const lastMs = Date.parse(undone?.lastAt ?? "");
+  if (!undone || !(lastMs > nowMs)) return {};
+  return { pausesUndone: { ...undone, lastAt: new Date(nowMs).toISOString() } };
+}
+
 /** Why a pause due now is held off, or null when it may go ahead. */
 export function pauseHeldOff(
   undone: PausesUndone | undefined,
