@@ -2,7 +2,6 @@
 // then replays the window with the winning parameters to get the state to forecast from.
 
 import type { Bounds, ForecastConfig } from "./config.ts";
-import { DAY_SLOTS } from "./grid.ts";
 import {
   cloneHwState,
   forecastAt,
@@ -81,11 +80,10 @@ export function replay(
 
 /** Returns null when the window holds no observed value at all. */
 export function fitWindow(
-  given: SlotWindow,
+  window: SlotWindow,
   seasonality: Seasonality,
   config: ForecastConfig,
 ): FitResult | null {
-  const window = { ...given, values: withoutIsolatedActivity(given.values) };
   const initial = initialState(window, seasonality, config.seasonHalfLivesDays);
   const options = hwOptions(config);
   const names = freeParameters(seasonality, config.useTrend);
@@ -131,25 +129,4 @@ export function fitWindow(
     burstSize: calibrateBurstSize(expectedMeans, window.values),
     evaluations: best.evaluations,
   };
-}
-
-/**
- * The window a refit fits and learns: activity no other day of it saw at that time of day (the quarter hour or
- * either beside it) left out, as unknown. Fitted with it, one stray burst on a schedule that is otherwise exact is
- * best explained by a daily season that takes half of any slot in at once, and the next night forecasts the burst
- * again. The live engine learned it as it came; a pattern that comes again is kept from its second day.
- */
-export function withoutIsolatedActivity(values: Float64Array): Float64Array {
-  if (values.length < 2 * DAY_SLOTS) return values;
-  const active = (k: number) => (values[k] ?? 0) > 0;
-  const out = Float64Array.from(values);
-  for (let i = 0; i < values.length; i++) {
-    if (!active(i)) continue;
-    let seenElsewhere = false;
-    for (let j = i % DAY_SLOTS; j < values.length && !seenElsewhere; j += DAY_SLOTS) {
-      seenElsewhere = Math.abs(j - i) >= DAY_SLOTS && (active(j - 1) || active(j) || active(j + 1));
-    }
-    if (!seenElsewhere) out[i] = Number.NaN;
-  }
-  return out;
 }
