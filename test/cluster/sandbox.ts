@@ -9,7 +9,7 @@
  * `inner` inside the network namespace (the cluster, the pod backend, the other ends of the sockets).
  */
 import { spawn } from "node:child_process";
-import { existsSync, openSync } from "node:fs";
+import { existsSync, openSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -100,12 +100,17 @@ const files = (stateDir: string) => ({
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/** Whether `pid` is a running sandbox process, not another that reused the pid of one that ended. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(fileURLToPath(import.meta.url));
+  } catch {
+    return true;
   }
 }
 
@@ -153,24 +158,26 @@ async function up(config: SandboxConfig): Promise<void> {
     { detached: true, stdio: ["ignore", log, log] },
   );
   child.unref();
-  await writeFile(f.starting, String(child.pid));
-  say(`napwake sandbox: starting (log: ${f.log})`);
   // A sandbox that ends before it is ready (stopped by `down`, or failed) is reported at once: an error thrown in
-  // waitFor's check would only be retried until its deadline.
+  // waitFor's check would only be retried until its deadline. Listened for before anything else is awaited.
   const exited = new Promise<never>((_, reject) =>
     child.once("exit", (code, signal) =>
       reject(new Error(`the sandbox exited (${signal ?? code}) before it was ready; see ${f.log}`)),
     ),
   );
+  await writeFile(f.starting, String(child.pid));
+  say(`napwake sandbox: starting (log: ${f.log})`);
   const ready = waitFor(() => readState(config.stateDir), {
     what: "the sandbox to be ready",
     timeoutMs: 300_000,
     intervalMs: 500,
   });
-  const state = await Promise.race([ready, exited]).catch(async (err: Error) => {
-    const tail = (await readFile(f.log, "utf8").catch(() => "")).split("\n").slice(-20).join("\n");
-    throw new Error(`${err.message}\n--- last lines of ${f.log} ---\n${tail}`);
-  });
+  const state = await Promise.race([ready, exited])
+    .finally(() => rm(f.starting, { force: true }))
+    .catch(async (err: Error) => {
+      const tail = (await readFile(f.log, "utf8").catch(() => "")).split("\n").slice(-20).join("\n");
+      throw new Error(`${err.message}\n--- last lines of ${f.log} ---\n${tail}`);
+    });
   printUsage(state);
 }
 
@@ -317,6 +324,8 @@ async function serve(config: SandboxConfig): Promise<void> {
     envFile: f.env,
   };
   await writeFile(f.state, JSON.stringify(state, null, 2));
+  // Ready: sandbox.json says so from now on, whether or not `up` is still there to tidy up.
+  await rm(f.starting, { force: true });
 }
 
 /** Inside the network namespace: the cluster, the pod backend, the demo and the far ends of the bridges. */

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
@@ -50,7 +50,10 @@ describe("the sandbox", () => {
   };
 
   afterAll(async () => {
-    for (const { stateDir, ports } of started) await sandbox(stateDir, "down", ports);
+    for (const { stateDir, ports } of started) {
+      await sandbox(stateDir, "down", ports);
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 
   it("starts, says how to reach it, serves its cluster, and stops with nothing left behind", async () => {
@@ -60,6 +63,8 @@ describe("the sandbox", () => {
     expect(up.code, up.stderr).toBe(0);
     expect(up.stdout).toContain("Napwake sandbox is running");
     expect(up.stdout).toContain(`source ${join(stateDir, "env.sh")}`);
+    // Ready: nothing says "starting" any more, even once that pid is another process's.
+    expect(existsSync(join(stateDir, "starting.pid"))).toBe(false);
     expect((await sandbox(stateDir, "status", ports)).stdout).toContain("Napwake sandbox is running");
 
     const kc = new KubeConfig();
