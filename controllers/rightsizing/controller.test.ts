@@ -1,25 +1,9 @@
 import { expect, it } from "vitest";
 import type { RightsizingStatus } from "../../api/rightsizing.ts";
-import { systemClock } from "../../kube/clock.ts";
-import { defaultConfig } from "../../rightsizing/index.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import { deploymentPodName } from "../../rightsizing/testing.ts";
 import { defaultUsageSourceConfig } from "../../rightsizing/usage-source.ts";
-import type { Caches } from "../caches.ts";
-import { startRightsizingController } from "./controller.ts";
-
-/** A cache holding `objects`, told of no changes. */
-const cached = (objects: object[] = []) => ({
-  cache: {
-    list: () => objects,
-    get: (name: string, namespace?: string) =>
-      objects.find((o) => {
-        const m = (o as { metadata: { name: string; namespace?: string } }).metadata;
-        return m.name === name && (namespace === undefined || m.namespace === namespace);
-      }),
-  },
-  onChange: () => () => undefined,
-});
+import { startOn } from "./controller-testing.ts";
 
 const deployment = (name: string, annotations: Record<string, string> = {}) => ({
   metadata: { name, namespace: "shop", uid: name, annotations },
@@ -48,17 +32,11 @@ it("learns nothing for a covered Deployment from pods a namesake with rightsizin
     },
   };
   const statuses = new Map<string, RightsizingStatus>();
-  const controller = startRightsizingController({
-    caches: {
-      deployments: cached([
-        deployment(covered),
-        deployment(off, { "napwake.dev/cpu-mode": "off", "napwake.dev/memory-mode": "off" }),
-      ]),
-      statefulSets: cached(),
-      namespaces: cached([{ metadata: { name: "shop", labels: {} } }]),
-      rightsizingPolicies: cached(),
-      rightsizings: cached(),
-    } as unknown as Caches,
+  const { controller } = startOn({
+    workloads: [
+      deployment(covered),
+      deployment(off, { "napwake.dev/cpu-mode": "off", "napwake.dev/memory-mode": "off" }),
+    ],
     prometheus,
     writes: {
       create: async (w: { name: string }) => ({
@@ -74,17 +52,6 @@ it("learns nothing for a covered Deployment from pods a namesake with rightsizin
       writePolicyStatus: async () => "1",
       remove: async () => undefined,
     } as never,
-    events: { action: async () => undefined } as never,
-    clock: systemClock,
-    settings: {
-      operatorNamespace: "napwake-system",
-      intervalMs: 3_600_000,
-      clusterDefault: {},
-      inPlaceResize: false,
-      recommender: defaultConfig,
-      usage: defaultUsageSourceConfig,
-    },
-    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
   });
   await controller.runNow();
   for (let i = 0; i < 50 && !statuses.has(covered); i++) await new Promise((r) => setTimeout(r, 20));
