@@ -124,6 +124,43 @@ describe("clusterWrites.forgetPausedFrom", () => {
   });
 });
 
+describe("clusterWrites.apply", () => {
+  const released = {
+    apiVersion: "keda.sh/v1alpha1",
+    kind: "ScaledObject",
+    metadata: { name: "web", namespace: "shop" },
+  };
+  /** An apply the API server refuses with `refused`, on an object a read finds (or not: `readCode`). */
+  function applyRefused(refused: number, readCode: number | null) {
+    const objects = {
+      patch: async () => {
+        throw Object.assign(new Error("refused"), { code: refused });
+      },
+      read: async () => {
+        if (readCode !== null) throw Object.assign(new Error("read failed"), { code: readCode });
+        return released;
+      },
+    };
+    return clusterWrites({
+      apps: {} as AppsV1Api,
+      custom: {} as CustomObjectsApi,
+      objects: objects as unknown as KubernetesObjectApi,
+      fieldManager: "napwake",
+    }).apply(released);
+  }
+
+  it("is done when the object was deleted since the cache listed it (the apply became a refused create)", async () => {
+    await expect(applyRefused(422, 404)).resolves.toBeUndefined();
+  });
+
+  it.each([
+    { name: "the object is still there", readCode: null },
+    { name: "the read fails for another reason", readCode: 503 },
+  ])("fails as the API server refused it when $name", async ({ readCode }) => {
+    await expect(applyRefused(422, readCode)).rejects.toThrow("refused");
+  });
+});
+
 describe("makeWrites", () => {
   it("guards each write by what the target looks like after the writes before it", async () => {
     const seen: { write: string; replicas: number; pausedFrom?: string }[] = [];

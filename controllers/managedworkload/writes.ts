@@ -51,6 +51,19 @@ export function clusterWrites(clients: {
 }): ClusterWrites {
   const { apps, custom, objects, fieldManager } = clients;
   const pausedFromPath = `/metadata/annotations/${annotations.pausedFrom.replace("/", "~1")}`;
+  /** Whether `object` no longer exists; a read that fails otherwise says nothing, so it is not gone. */
+  async function gone(object: KubernetesObject): Promise<boolean> {
+    try {
+      await objects.read({
+        apiVersion: object.apiVersion ?? "",
+        kind: object.kind ?? "",
+        metadata: { name: object.metadata?.name ?? "", namespace: object.metadata?.namespace ?? "" },
+      });
+      return false;
+    } catch (err) {
+      return httpCode(err) === 404;
+    }
+  }
   /** A JSON patch that applies only while the workload has the replicas and paused-from of `target`. */
   async function patchIfAsSeen(target: TargetState, operations: object[], what: string): Promise<void> {
     const value = target.annotations[annotations.pausedFrom];
@@ -137,7 +150,14 @@ export function clusterWrites(clients: {
       }
     },
     async apply(object) {
-      await serverSideApply(objects, [object], fieldManager);
+      try {
+        await serverSideApply(objects, [object], fieldManager);
+      } catch (err) {
+        // Deleted since the cache listed it, the apply was a create, which the schema refuses (a ScaledObject
+        // needs its spec): an object that is gone needs neither hold nor release.
+        if (await gone(object)) return;
+        throw err;
+      }
     },
     writeStatus: (mw, status) => applyStatusIfUnchanged(custom, managedWorkloadCrd, mw, status, fieldManager),
   };
