@@ -47,6 +47,8 @@ export const retiredCasAnnotation = "napwake.dev/retired-cas";
 
 /** KEDA's own annotation: a ScaledObject with it holds its target at that many replicas. */
 export const kedaPausedReplicas = "autoscaling.keda.sh/paused-replicas";
+/** KEDA's other pause: "true" stops it scaling the target at all, wherever the target is. */
+export const kedaPaused = "autoscaling.keda.sh/paused";
 
 export const conditionTypes = {
   /** The target exists, is not ignored or protected, and is under management. */

@@ -206,7 +206,8 @@ export function scaledObjectHeldElsewhere(scaledObjects: readonly ScaledObject[]
   return null;
 }
 
-function ownsPausedReplicas(so: ScaledObject, ourManager: string): boolean {
+/** Whether `ourManager` owns the paused-replicas annotation of `so` (Napwake's own hold), from managedFields. */
+export function ownsPausedReplicas(so: ScaledObject, ourManager: string): boolean {
   return (so.metadata?.managedFields ?? []).some((entry) => {
     if (entry.manager !== ourManager || entry.subresource) return false;
     const fields = entry.fieldsV1 as

@@ -338,26 +338,74 @@ describe("decide: the pause and wake lifecycle", () => {
       event: "Resumed",
     },
     {
-      name: "treats a workload at its ScaledObject's minimum as scaled outside while Napwake's hold is still on",
+      name: "finishes the resume though the ScaledObject cache still shows Napwake's own hold, behind its release",
       obs: observe({
         mw: mw({}, pausedStatus(t0 - 60 * min)),
         target: target(2, { [annotations.pausedFrom]: "5" }),
         autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
         scaledObjects: [heldScaledObject("napwake")],
       }),
+      writes: [
+        expect.objectContaining({ kind: "apply" }),
+        { kind: "scale", from: 2, to: 5 },
+        { kind: "forget-paused-from" },
+      ],
+      phase: "Awake",
+      event: "Resumed",
+    },
+    {
+      name: "treats a workload at its ScaledObject's minimum as scaled outside while someone else holds it",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(2, { [annotations.pausedFrom]: "5" }),
+        autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
+        scaledObjects: [heldScaledObject("someone-else")],
+      }),
       writes: [expect.objectContaining({ kind: "apply" }), { kind: "forget-paused-from" }],
       phase: "Awake",
       event: "ScaledOutsideNapwake",
     },
     {
-      name: "treats a paused workload scaled up before the status of its pause was written as scaled outside",
+      name: "treats a workload at its ScaledObject's minimum as scaled outside while KEDA is paused outright",
+      obs: observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(2, { [annotations.pausedFrom]: "5" }),
+        autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
+        scaledObjects: [
+          {
+            ...unheldScaledObject,
+            metadata: {
+              ...unheldScaledObject.metadata,
+              annotations: { "autoscaling.keda.sh/paused": "true" },
+            },
+          },
+        ],
+      }),
+      writes: [expect.objectContaining({ kind: "apply" }), { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: "ScaledOutsideNapwake",
+    },
+    {
+      name: "forgets, with no Event, a count a pause status never showed left at another count",
       obs: observe({
         mw: mw({}, withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min)),
         target: target(5, { [annotations.pausedFrom]: "3" }),
       }),
       writes: [{ kind: "forget-paused-from" }],
       phase: "Awake",
-      event: "ScaledOutsideNapwake",
+      event: undefined,
+    },
+    {
+      name: "does not take KEDA's minimum for a resume of a pause status never showed",
+      obs: observe({
+        mw: mw({}, withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min)),
+        target: target(2, { [annotations.pausedFrom]: "5" }),
+        autoscalers: [{ kind: "ScaledObject", name: "web", minReplicas: 2 }],
+        scaledObjects: [unheldScaledObject],
+      }),
+      writes: [expect.objectContaining({ kind: "apply" }), { kind: "forget-paused-from" }],
+      phase: "Awake",
+      event: undefined,
     },
     {
       name: "treats a workload a ScaledObject scales, found above its minimum while paused, as scaled outside",
@@ -517,7 +565,22 @@ describe("decide: a pause that failed after recording its count", () => {
     const d = decide(observe({ mw: mw({}, awake), target: target(3, { [annotations.pausedFrom]: "3" }) }));
     expect(pausedCondition(d)).toMatchObject({ status: "False", reason: "Active" });
     expect(d.status.lastActivity).toEqual(awake.lastActivity);
-    expect(d.summary).toMatch(/whose pause never scaled it down/);
+    expect(d.summary).toMatch(/whose pause status never showed/);
+  });
+
+  it("wakes a workload found at another count from now, with no activity made up (an HPA scaling down is none)", () => {
+    const awake = withPaused(awakeFor(31), "False", "Active", "the workload is awake", t0 - 100 * min);
+    const d = decide(
+      observe({
+        mw: mw({}, awake),
+        target: target(2, { [annotations.pausedFrom]: "3" }),
+        autoscalers: [{ kind: "HorizontalPodAutoscaler", name: "web" }],
+      }),
+    );
+    expect(d.writes).toEqual([{ kind: "forget-paused-from" }]);
+    expect(d.events).toEqual([]);
+    expect(d.status.lastActivity).toEqual(awake.lastActivity);
+    expect(pausedCondition(d)).toMatchObject({ status: "False", lastTransitionTime: iso(t0) });
   });
 });
 

@@ -13,7 +13,8 @@
  *   paused-from=N, replicas > 0 awake (a resume that finished its scale, a pause that did not reach its
  *                               scale, or a scale-up outside Napwake): forget paused-from; a sync loop's
  *                               scale-up holds further pauses off (see undone-pauses.ts); at the minimum
- *                               of an unheld ScaledObject, KEDA answered a resume first: scale on to N
+ *                               of a ScaledObject no one else holds, KEDA answered a resume first: scale
+ *                               on to N
  *   no paused-from, replicas 0  scaled to zero outside Napwake: left alone
  *
  * Any state with no paused-from also releases a ScaledObject hold Napwake applied (see releasingStrayHolds).
@@ -22,7 +23,14 @@
  * a count once recorded is never lost, and a workload is never left at zero without its count.
  */
 import { findCondition, setCondition } from "../../api/conditions.ts";
-import { annotations, conditionTypes, eventReasons, kedaPausedReplicas, labels } from "../../api/keys.ts";
+import {
+  annotations,
+  conditionTypes,
+  eventReasons,
+  kedaPaused,
+  kedaPausedReplicas,
+  labels,
+} from "../../api/keys.ts";
 import {
   type ActivitySource,
   type Condition,
@@ -37,6 +45,7 @@ import { replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import {
+  ownsPausedReplicas,
   type ScaledObject,
   scaledObjectHeldElsewhere,
   scaledObjectHoldWrites,
@@ -356,9 +365,7 @@ function awakeAgain(
 ): Decision {
   const undoer = undoneBy(replicasOwnerOf(obs, target), status.pausedAt !== undefined);
   if (undoer) return undoneByGitOps(obs, target, status, undoer);
-  if (target.replicas === pausedFrom && pauseNeverMade(status)) {
-    return pauseAbandoned(obs, target, status, pausedFrom);
-  }
+  if (pauseNeverMade(status)) return pauseAbandoned(obs, target, status, pausedFrom);
   if (target.replicas < pausedFrom && broughtUpByKeda(obs, target.replicas)) {
     return resumedPastKeda(obs, target, status, pausedFrom);
   }
@@ -385,9 +392,9 @@ function awakeAgain(
 }
 
 /**
- * Status says awake and no pause came since: paused-from on a workload still at that count is a pause that failed
- * after recording it (its hold or scale refused, the operator stopped), not a resume. (At another count it may be a
- * pause whose status write was lost and a scale-up since: that is said as such.)
+ * Status says awake and no pause came since: paused-from on a workload that is up is, most likely, a pause that
+ * failed after recording it (its hold or scale refused, the operator stopped), not a resume; less likely, a pause
+ * whose status write was lost, and a scale-up since.
  */
 function pauseNeverMade(status: ManagedWorkloadStatus): boolean {
   return (
@@ -396,19 +403,27 @@ function pauseNeverMade(status: ManagedWorkloadStatus): boolean {
   );
 }
 
-/** Forgets the count a failed pause recorded: the workload never went down, so nothing woke it. */
+/**
+ * Forgets the count a pause recorded that status never showed made. Still at that count, the workload never went
+ * down: the idle clock goes on. At another count (an autoscaler moved it, or someone scaled up a pause whose status
+ * was lost) it is awake from now, with a full idle window, but no activity is made up: an HPA scaling down is none.
+ */
 function pauseAbandoned(
   obs: Observation,
   target: TargetState,
   status: ManagedWorkloadStatus,
   pausedFrom: number,
 ): Decision {
+  const moved = target.replicas !== pausedFrom;
   const summary =
-    `paused-from=${pausedFrom} on a workload at ${replicaCount(target.replicas)} whose pause never scaled it ` +
-    "down (a write after it failed): forgotten";
+    `paused-from=${pausedFrom} on a workload at ${replicaCount(target.replicas)} whose pause status never showed ` +
+    `(a write after it failed, or the status write): forgotten${moved ? "; awake from now" : ""}`;
+  const next = moved
+    ? woken(obs, status, "Active", "the workload is awake")
+    : keptAtThisGeneration(obs, status);
   return {
     writes: [...endHolds(obs), { kind: "forget-paused-from" }],
-    status: withPhase(obs, keptAtThisGeneration(obs, status), "Awake", null),
+    status: withPhase(obs, next, "Awake", null),
     events: [],
     requeueAfterMs: obs.settings.checkIntervalMs,
     summary,
@@ -421,10 +436,15 @@ function pauseAbandoned(
  * wakes one at zero).
  */
 function broughtUpByKeda(obs: Observation, replicas: number): boolean {
-  // Held at zero (Napwake's hold not yet released, or anyone's), KEDA cannot have scaled it: someone else did.
-  if (targetScaledObjects(obs).some((so) => so.metadata?.annotations?.[kedaPausedReplicas] !== undefined)) {
-    return false;
-  }
+  // Held by someone else, or paused outright, KEDA keeps it where they said: the count is theirs. Napwake's own
+  // hold may still show: the ScaledObject cache can be behind the release this resume made.
+  const heldByOthers = targetScaledObjects(obs).some(
+    (so) =>
+      so.metadata?.annotations?.[kedaPaused] === "true" ||
+      (so.metadata?.annotations?.[kedaPausedReplicas] !== undefined &&
+        !ownsPausedReplicas(so, obs.fieldManager)),
+  );
+  if (heldByOthers) return false;
   return obs.autoscalers.some(
     (a) => a.kind === "ScaledObject" && replicas === Math.max(1, a.minReplicas ?? 0),
   );
