@@ -72,7 +72,7 @@ describe("command help", () => {
     [
       "pause",
       "says what wakes a workload paused by hand",
-      "new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume",
+      "new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or\nkubectl napwake resume wakes it",
     ],
     ["status", "explains the REASON column", "REASON     why it is in its phase"],
     ["status", "names the Paused condition's reasons", "Idle, Requested, ForecastVeto, PreWake"],

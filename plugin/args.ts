@@ -45,8 +45,8 @@ Exit codes: 0 ok, 1 error, 2 usage.
 
 // What the controller does with a pause by hand (decide.ts): no forecast veto before it, no pre-wake after it.
 const pauseByHandNote = `A pause by hand overrides the forecast's veto, and the forecast does not pre-wake a workload paused by
-hand: new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume
-wakes it.
+hand: new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or
+kubectl napwake resume wakes it.
 `;
 
 const requestHelp = (action: Action) => `kubectl napwake ${action} <workload> [-n namespace]

@@ -126,6 +126,7 @@ async function readTarget(
       name,
       replicas: object.spec?.replicas ?? 1,
       annotations: object.metadata?.annotations ?? {},
+      labels: object.metadata?.labels ?? {},
     };
   } catch (err) {
     if ((err as FailedRequest).code === 404) return null;
@@ -143,7 +144,9 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   if (resolved.kind === "unmanaged") {
     const { kind, name } = resolved.target;
     const exists = await readTarget(cluster, namespace, kind, name);
-    throw new PluginError(exists ? notManagedMessage(kind, name) : notFoundMessage(kind, name, namespace));
+    throw new PluginError(
+      exists ? notManagedMessage(kind, name, exists.labels) : notFoundMessage(kind, name, namespace),
+    );
   }
   const mw = resolved.mw;
   const target = await readTarget(cluster, namespace, mw.spec.targetRef.kind, mw.spec.targetRef.name);

@@ -169,14 +169,14 @@ describe("planRequest", () => {
       "pause",
       mw(),
       awake,
-      "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast",
+      "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast",
     ],
     [
       "pause, already paused",
       "pause",
       mw(),
       paused,
-      "web is already paused (0 replicas, 3 held); from now on the forecast does not pre-wake it: new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it",
+      "web is already paused (0 replicas, 3 held); from now on the forecast does not pre-wake it: new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it",
     ],
     [
       "pause, dry-run",
@@ -259,6 +259,14 @@ describe("error messages", () => {
     [
       notManagedMessage("Deployment", "web"),
       "deployment/web is not managed by Napwake: label it napwake.dev/managed=true or create a ManagedWorkload",
+    ],
+    [
+      notManagedMessage("Deployment", "web", { "napwake.dev/managed": "true", "napwake.dev/ignore": "" }),
+      "deployment/web is not managed by Napwake: it is labelled napwake.dev/ignore, which keeps Napwake away; remove that label (kubectl label deployment/web napwake.dev/ignore-)",
+    ],
+    [
+      notManagedMessage("StatefulSet", "db", { "napwake.dev/managed": "true" }),
+      "statefulset/db is not managed by Napwake yet: it is labelled napwake.dev/managed=true but has no ManagedWorkload; the operator makes one within seconds, and if it does not, its Events say why (kubectl get events --field-selector involvedObject.name=db)",
     ],
     [notFoundMessage("StatefulSet", "db", "shop"), "statefulset/db not found in namespace shop"],
     [

@@ -18,6 +18,7 @@ export interface TargetFacts {
   /** spec.replicas. */
   replicas: number;
   annotations: Record<string, string>;
+  labels?: Record<string, string>;
 }
 
 export interface RequestPlan {
@@ -130,7 +131,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
   const name = target.name;
   const held = pausedFromOf(target);
   if (isPaused(target)) {
-    return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it`;
+    return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it`;
   }
   const why = notActing(mw);
   if (why)
@@ -146,7 +147,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
     return `${name} cannot be paused while ${blocked}; the pause request is recorded and made once that changes`;
   }
   // A pause by hand skips the forecast's veto and is not pre-woken (decide.ts): say so before it surprises anyone.
-  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0), whatever the forecast says; new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast`;
+  return `${name} will be paused at the next reconcile (replicas ${target.replicas} → 0), whatever the forecast says; new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast`;
 }
 
 function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
@@ -164,8 +165,16 @@ function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
   return `${name} is already awake (${replicaCount(target.replicas)}); the resume request counts as activity and restarts its idle window`;
 }
 
-export function notManagedMessage(kind: TargetKind, name: string): string {
-  return `${describeTarget(kind, name)} is not managed by Napwake: label it ${labels.managed}=true or create a ManagedWorkload`;
+/** Why a workload no ManagedWorkload manages is not managed, and what to do, as far as its labels tell. */
+export function notManagedMessage(kind: TargetKind, name: string, onIt: Record<string, string> = {}): string {
+  const what = `${describeTarget(kind, name)} is not managed by Napwake`;
+  if (labels.ignore in onIt) {
+    return `${what}: it is labelled ${labels.ignore}, which keeps Napwake away; remove that label (kubectl label ${describeTarget(kind, name)} ${labels.ignore}-)`;
+  }
+  if (onIt[labels.managed] === "true") {
+    return `${what} yet: it is labelled ${labels.managed}=true but has no ManagedWorkload; the operator makes one within seconds, and if it does not, its Events say why (kubectl get events --field-selector involvedObject.name=${name})`;
+  }
+  return `${what}: label it ${labels.managed}=true or create a ManagedWorkload`;
 }
 
 export function notFoundMessage(kind: TargetKind, name: string, namespace: string): string {

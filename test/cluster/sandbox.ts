@@ -54,11 +54,23 @@ interface SandboxState {
   envFile: string;
 }
 
-function parseConfig(argv: string[]): SandboxConfig {
+const USAGE = `usage: ./scripts/sandbox.sh [up|down|status] [--api-port=PORT] [--demo-port=PORT] [--state=DIR]
+
+  up (the default)  build what is missing, start the sandbox in the background, say how to reach it
+  down              stop it, cluster and all, even while it is still starting
+  status            say whether it runs (or is starting) and how to reach it
+
+  --api-port PORT   the API server on 127.0.0.1 (default 16443; env NAPWAKE_SANDBOX_API_PORT)
+  --demo-port PORT  the demo Service on 127.0.0.1 (default 18080; env NAPWAKE_SANDBOX_DEMO_PORT)
+  --state DIR       where its files and logs go (default .napwake/sandbox; env NAPWAKE_SANDBOX_STATE)
+`;
+
+function parseConfig(argv: string[]): SandboxConfig | "help" {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
+      help: { type: "boolean", short: "h" },
       state: {
         type: "string",
         default: process.env.NAPWAKE_SANDBOX_STATE ?? join(repoRoot, ".napwake", "sandbox"),
@@ -68,8 +80,9 @@ function parseConfig(argv: string[]): SandboxConfig {
     },
   });
   const command = positionals[0] ?? "status";
+  if (values.help || command === "help") return "help";
   if (!["up", "down", "status", "serve", "inner"].includes(command)) {
-    throw new Error(`unknown command "${command}": use up, down or status`);
+    throw new Error(`unknown command "${command}": use up, down or status (--help says more)`);
   }
   const port = (name: string, value: string) => {
     const n = Number(value);
@@ -100,15 +113,19 @@ const files = (stateDir: string) => ({
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-/** Whether `pid` is a running sandbox process, not another that reused the pid of one that ended. */
-function alive(pid: number): boolean {
+/**
+ * Whether `pid` runs, and, given `stateDir`, is the sandbox of that state directory (started from any checkout),
+ * not another process that reused the pid of one that ended.
+ */
+function alive(pid: number, stateDir?: string): boolean {
   try {
     process.kill(pid, 0);
   } catch {
     return false;
   }
+  if (stateDir === undefined) return true;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(fileURLToPath(import.meta.url));
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes(`--state=${stateDir}`);
   } catch {
     return true;
   }
@@ -117,7 +134,7 @@ function alive(pid: number): boolean {
 async function readState(stateDir: string): Promise<SandboxState | undefined> {
   try {
     const state = JSON.parse(await readFile(files(stateDir).state, "utf8")) as SandboxState;
-    return alive(state.pid) ? state : undefined;
+    return alive(state.pid, stateDir) ? state : undefined;
   } catch {
     return undefined;
   }
@@ -126,7 +143,7 @@ async function readState(stateDir: string): Promise<SandboxState | undefined> {
 /** The pid of a sandbox that was started and is still starting, or undefined. */
 async function readStarting(stateDir: string): Promise<number | undefined> {
   const pid = Number(await readFile(files(stateDir).starting, "utf8").catch(() => ""));
-  return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : undefined;
+  return Number.isInteger(pid) && pid > 0 && alive(pid, stateDir) ? pid : undefined;
 }
 
 async function up(config: SandboxConfig): Promise<void> {
@@ -161,9 +178,10 @@ async function up(config: SandboxConfig): Promise<void> {
   // A sandbox that ends before it is ready (stopped by `down`, or failed) is reported at once: an error thrown in
   // waitFor's check would only be retried until its deadline. Listened for before anything else is awaited.
   const exited = new Promise<never>((_, reject) =>
-    child.once("exit", (code, signal) =>
-      reject(new Error(`the sandbox exited (${signal ?? code}) before it was ready; see ${f.log}`)),
-    ),
+    child.once("exit", (code, signal) => {
+      void rm(f.starting, { force: true });
+      reject(new Error(`the sandbox exited (${signal ?? code}) before it was ready; see ${f.log}`));
+    }),
   );
   await writeFile(f.starting, String(child.pid));
   say(`napwake sandbox: starting (log: ${f.log})`);
@@ -172,12 +190,11 @@ async function up(config: SandboxConfig): Promise<void> {
     timeoutMs: 300_000,
     intervalMs: 500,
   });
-  const state = await Promise.race([ready, exited])
-    .finally(() => rm(f.starting, { force: true }))
-    .catch(async (err: Error) => {
-      const tail = (await readFile(f.log, "utf8").catch(() => "")).split("\n").slice(-20).join("\n");
-      throw new Error(`${err.message}\n--- last lines of ${f.log} ---\n${tail}`);
-    });
+  // Timed out, it may still be starting: its pid file stays, so `down` can stop it.
+  const state = await Promise.race([ready, exited]).catch(async (err: Error) => {
+    const tail = (await readFile(f.log, "utf8").catch(() => "")).split("\n").slice(-20).join("\n");
+    throw new Error(`${err.message}\n--- last lines of ${f.log} ---\n${tail}`);
+  });
   printUsage(state);
 }
 
@@ -233,7 +250,8 @@ async function down(config: SandboxConfig): Promise<void> {
   // The kubeconfig and env.sh of the sandbox just stopped point at ports nothing serves any more: sourced later,
   // they would mislead. The log stays, for what happened.
   const f = files(config.stateDir);
-  await Promise.all([f.state, f.starting, f.kubeconfig, f.env].map((path) => rm(path, { force: true })));
+  const left = [f.state, f.starting, f.innerReady, f.kubeconfig, f.env];
+  await Promise.all(left.map((path) => rm(path, { force: true })));
   say("napwake sandbox: stopped");
 }
 
@@ -436,9 +454,23 @@ async function inner(config: SandboxConfig): Promise<void> {
   process.on("SIGINT", shutdown);
 }
 
-const config = parseConfig(process.argv.slice(2));
 const commands: Record<string, (c: SandboxConfig) => Promise<void>> = { up, down, status, serve, inner };
-commands[config.command]?.(config).catch((err: Error) => {
-  process.stderr.write(`napwake sandbox ${config.command}: ${err.message}\n`);
-  process.exit(1);
-});
+function main(): void {
+  let config: SandboxConfig | "help";
+  try {
+    config = parseConfig(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`napwake sandbox: ${(err as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (config === "help") {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const run = config;
+  commands[run.command]?.(run).catch((err: Error) => {
+    process.stderr.write(`napwake sandbox ${run.command}: ${err.message}\n`);
+    process.exit(1);
+  });
+}
+main();

@@ -101,7 +101,7 @@ describe("the kubectl plugin on the real control plane", () => {
     expect(pause).toEqual({
       code: 0,
       stdout:
-        "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a request or activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast\n",
+        "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast\n",
       stderr: "",
     });
     await eventually("the controller pauses web to zero", async () =>

@@ -56,6 +56,17 @@ describe("the sandbox", () => {
     }
   });
 
+  it("answers --help with its usage, and an unknown command with the fix and no stack trace", async () => {
+    const { stateDir, ports } = await fresh();
+    const help = await sandbox(stateDir, "--help", ports);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: \.\/scripts\/sandbox\.sh \[up\|down\|status\]/);
+    const bogus = await sandbox(stateDir, "bogus", ports);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toMatch(/^napwake sandbox: unknown command "bogus": use up, down or status/);
+    expect(bogus.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it("starts, says how to reach it, serves its cluster, and stops with nothing left behind", async () => {
     const { stateDir, ports } = await fresh();
     expect((await sandbox(stateDir, "status", ports)).stdout).toContain("not running");
