@@ -47,10 +47,10 @@ export type PolicySelector = {
 
 export type ResourcePolicy = {
   readonly mode: RightsizingMode;
-  /** Smallest value ever recommended (a Kubernetes quantity: `50m`, `64Mi`). */
-  readonly min?: string;
+  /** Smallest value ever recommended (a Kubernetes quantity: `50m`, `64Mi`; a bare number: cores or bytes). */
+  readonly min?: string | number;
   /** Largest value ever recommended. */
-  readonly max?: string;
+  readonly max?: string | number;
   /** Largest change applied in one step, percent of the current value (1..100). */
   readonly maxChangePercent?: number;
 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseQuantity } from "../../kube/quantity.ts";
-import { quantityWithin } from "./policy-bounds.ts";
+import { policyRanges, quantityWithin } from "./policy-bounds.ts";
 
 const MIB = 2 ** 20;
 const open = { min: 0, max: Number.POSITIVE_INFINITY };
@@ -72,5 +72,26 @@ describe("a recommended value as status shows it", () => {
         expect(shown).toBeLessThanOrEqual(max);
       }
     }
+  });
+});
+
+describe("a policy's bounds", () => {
+  it.each([
+    {
+      what: "quantities",
+      cpu: { min: "250m", max: "4" },
+      memory: { max: "1Gi" },
+      want: [0.25, 4, 0, 2 ** 30],
+    },
+    {
+      what: "bare numbers, as YAML reads `max: 4`",
+      cpu: { max: 4 },
+      memory: { min: 67108864 },
+      want: [0, 4, 2 ** 26, Number.POSITIVE_INFINITY],
+    },
+  ])("reads $what", ({ cpu, memory, want }) => {
+    const settingsOf = (s: object) => ({ mode: "audit", settings: { mode: "audit", ...s } }) as never;
+    const ranges = policyRanges({ cpu: settingsOf(cpu), memory: settingsOf(memory) });
+    expect([ranges.cpu.min, ranges.cpu.max, ranges.memory.min, ranges.memory.max]).toEqual(want);
   });
 });

@@ -75,12 +75,14 @@ export function inRange(value: number, range: Range): boolean {
   return value >= range.min * (1 - 1e-12) && value <= range.max * (1 + 1e-12);
 }
 
-function boundsOf(settings: { readonly min?: string; readonly max?: string } | undefined): Range {
-  // The CRD's schema refuses a malformed quantity; one that got through bounds nothing.
-  return {
-    min: quantityOrUndefined(settings?.min) ?? 0,
-    max: quantityOrUndefined(settings?.max) ?? Number.POSITIVE_INFINITY,
-  };
+function boundsOf(
+  settings: { readonly min?: string | number; readonly max?: string | number } | undefined,
+): Range {
+  // The CRD's schema refuses a malformed quantity; one that got through bounds nothing. A bare number (YAML's
+  // `max: 4`) is a quantity too.
+  const bound = (value: string | number | undefined) =>
+    quantityOrUndefined(value === undefined ? undefined : String(value));
+  return { min: bound(settings?.min) ?? 0, max: bound(settings?.max) ?? Number.POSITIVE_INFINITY };
 }
 
 function clampBounded(b: Bounded, range: Range): Bounded {

@@ -87,6 +87,16 @@ describe("RightsizingPolicy CRD", () => {
     expect(policy.spec.strategy).toEqual({ type: "in-place" });
   });
 
+  it("accepts bounds written as bare numbers, as YAML reads `max: 4`", async () => {
+    expect(
+      await create(clients, name("numbers"), {
+        selector: {},
+        cpu: { mode: "audit", min: 1, max: 4 },
+        memory: { mode: "audit", max: 8589934592 },
+      }),
+    ).toBe("accepted");
+  });
+
   it("accepts a deferred strategy with a maintenance window, defaulting its time zone to UTC", async () => {
     const policyName = name("deferred");
     expect(
@@ -127,6 +137,16 @@ describe("RightsizingPolicy CRD", () => {
       "a zero bound",
       { selector: {}, cpu: { mode: "audit", min: "0" } },
       "cpu.min must be greater than zero: omit it for no lower bound",
+    ],
+    [
+      "a zero bound written as a number",
+      { selector: {}, memory: { mode: "audit", max: 0 } },
+      "memory.max must be greater than zero: omit it for no upper bound",
+    ],
+    [
+      "cpu.min above cpu.max, one written as a number",
+      { selector: {}, cpu: { mode: "audit", min: 2, max: "1500m" } },
+      "cpu.min must not be larger than cpu.max: lower cpu.min or raise cpu.max",
     ],
     [
       "maxChangePercent out of range",
