@@ -4,13 +4,14 @@
  * the caBundle reconcile that publishes it in our webhook configurations.
  */
 import {
+  AdmissionregistrationV1Api,
   AuthenticationV1Api,
   CoreV1Api,
   type KubeConfig,
-  KubernetesObjectApi,
 } from "@kubernetes/client-node";
 import {
   type CaBundleSource,
+  kubeWebhookConfigurations,
   publishCaBundle,
   publishRetryDelayMs,
   type WebhookConfigurationRef,
@@ -137,7 +138,7 @@ function caBundleReconciler(
   source: CaBundleSource,
   log: Logger,
 ): { reconcile: () => Promise<void>; stop: () => void } {
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = kubeWebhookConfigurations(kc.makeApiClient(AdmissionregistrationV1Api));
   const refs: WebhookConfigurationRef[] = [
     { kind: "MutatingWebhookConfiguration", name: configuration },
     { kind: "ValidatingWebhookConfiguration", name: configuration },

@@ -1,16 +1,17 @@
-import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {
   type CaBundleSource,
-  caBundleApply,
   caBundleOf,
+  caBundlePatch,
   caBundleUpdate,
+  type JsonPatchOperation,
   publishCaBundle,
   publishedCas,
   publishRetryDelayMs,
   trustedByEveryWebhook,
   type WebhookConfigurationLike,
   type WebhookConfigurationRef,
+  type WebhookConfigurations,
 } from "./cabundle.ts";
 
 const bundle = caBundleOf("PEM");
@@ -47,17 +48,39 @@ describe("caBundleUpdate", () => {
   });
 });
 
-it("applies only the caBundle of each webhook", () => {
-  expect(
-    caBundleApply({ kind: "MutatingWebhookConfiguration", name: "napwake" }, ["a", "b"], bundle),
-  ).toEqual({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "MutatingWebhookConfiguration",
-    metadata: { name: "napwake" },
-    webhooks: [
-      { name: "a", clientConfig: { caBundle: bundle } },
-      { name: "b", clientConfig: { caBundle: bundle } },
-    ],
+describe("caBundlePatch", () => {
+  it("sets only the caBundle of each Service-backed webhook, each at its place, checked by name", () => {
+    const config: WebhookConfigurationLike = {
+      webhooks: [
+        { name: "a", clientConfig: { service } },
+        { name: "u", clientConfig: { url: "https://x" } },
+        { name: "b", clientConfig: { service, caBundle: caBundleOf("OLD") } },
+      ],
+    };
+    expect(caBundlePatch(config, bundle)).toEqual([
+      { op: "test", path: "/webhooks/0/name", value: "a" },
+      { op: "add", path: "/webhooks/0/clientConfig/caBundle", value: bundle },
+      { op: "test", path: "/webhooks/2/name", value: "b" },
+      { op: "add", path: "/webhooks/2/clientConfig/caBundle", value: bundle },
+    ]);
+  });
+
+  it("drops the server-side apply record Napwake kept from releases that applied caBundle, and only that", () => {
+    const config: WebhookConfigurationLike = {
+      metadata: {
+        managedFields: [
+          { manager: "napwake", operation: "Apply" },
+          { manager: "kubectl", operation: "Apply" },
+          { manager: "napwake", operation: "Update" },
+        ],
+      },
+      webhooks: [{ name: "a", clientConfig: { service } }],
+    };
+    expect(caBundlePatch(config, bundle).slice(2)).toEqual([
+      { op: "test", path: "/metadata/managedFields/0/manager", value: "napwake" },
+      { op: "test", path: "/metadata/managedFields/0/operation", value: "Apply" },
+      { op: "remove", path: "/metadata/managedFields/0" },
+    ]);
   });
 });
 
@@ -145,22 +168,21 @@ describe("publishCaBundle", () => {
    */
   function fakeApi(failReads = false, applies = { failAfter: Number.POSITIVE_INFINITY }) {
     const calls: string[] = [];
-    const patched: KubernetesObject[] = [];
-    const api = {
+    const patched: (readonly JsonPatchOperation[])[] = [];
+    const api: WebhookConfigurations = {
       async read() {
         if (failReads) throw Object.assign(new Error("service unavailable"), { code: 503 });
         return structuredClone(config);
       },
-      async patch(object: KubernetesObject) {
+      async patch(ref, operations) {
         if (patched.length >= applies.failAfter) {
           calls.push("apply failed");
           throw Object.assign(new Error("etcd timeout"), { code: 504 });
         }
-        calls.push(`applied ${object.kind}`);
-        patched.push(object);
-        return object;
+        calls.push(`applied ${ref.kind}`);
+        patched.push(operations);
       },
-    } as unknown as KubernetesObjectApi;
+    };
     return { api, patched, calls };
   }
 

@@ -1,6 +1,10 @@
-import type { KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
+import {
+  type AdmissionregistrationV1Api,
+  type ConfigurationOptions,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import { fieldManager } from "../api/keys.ts";
-import { serverSideApply } from "../kube/apply.ts";
 import { httpCode } from "../kube/errors.ts";
 import { splitCertificates } from "./retired-cas.ts";
 
@@ -12,7 +16,44 @@ export interface WebhookConfigurationRef {
 }
 
 export interface WebhookConfigurationLike {
+  metadata?: { managedFields?: { manager?: string; operation?: string }[] };
   webhooks?: { name: string; clientConfig: { service?: unknown; url?: string; caBundle?: string } }[];
+}
+
+export type JsonPatchOperation =
+  | { op: "test" | "add"; path: string; value: unknown }
+  | { op: "remove"; path: string };
+
+/** Reads and patches of our webhook configurations (the API server's, or a test's). */
+export interface WebhookConfigurations {
+  /** The configuration, or undefined when it does not exist (manifests not applied yet). */
+  read(ref: WebhookConfigurationRef): Promise<WebhookConfigurationLike | undefined>;
+  /** A JSON patch, written as Napwake's field manager. */
+  patch(ref: WebhookConfigurationRef, operations: readonly JsonPatchOperation[]): Promise<void>;
+}
+
+export function kubeWebhookConfigurations(api: AdmissionregistrationV1Api): WebhookConfigurations {
+  const jsonPatch: ConfigurationOptions = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
+  return {
+    async read(ref) {
+      try {
+        return ref.kind === "MutatingWebhookConfiguration"
+          ? await api.readMutatingWebhookConfiguration({ name: ref.name })
+          : await api.readValidatingWebhookConfiguration({ name: ref.name });
+      } catch (error) {
+        if (httpCode(error) === 404) return undefined;
+        throw error;
+      }
+    },
+    async patch(ref, operations) {
+      const request = { name: ref.name, body: operations, fieldManager };
+      if (ref.kind === "MutatingWebhookConfiguration") {
+        await api.patchMutatingWebhookConfiguration(request, jsonPatch);
+      } else {
+        await api.patchValidatingWebhookConfiguration(request, jsonPatch);
+      }
+    },
+  };
 }
 
 export function caBundleOf(caPem: string): string {
@@ -29,20 +70,32 @@ export function caBundleUpdate(
 }
 
 /**
- * The server-side apply object that sets only caBundle, for every Service-backed webhook of the configuration.
- * Every one, not just the stale ones: fields this manager applied before and leaves out would be removed.
- *
- * The field manager `napwake` must own nothing else in these objects: if something applied the whole
- * configuration as `napwake`, this caBundle-only apply would remove the rest. The manifests (kustomize)
- * own the configurations; napwake owns only the caBundle fields.
+ * The JSON patch that sets caBundle, and nothing else, on every Service-backed webhook of `config`, each guarded by
+ * a test of its name at its place. A patch, not a server-side apply: an applier that owns part of a webhook entry
+ * keeps the entry alive, so an install applied server-side (Flux, Argo CD with ServerSideApply) could not drop or
+ * rename a webhook later. It also drops the server-side apply record Napwake's field manager kept from releases
+ * that applied caBundle, which would hold those entries the same way.
  */
-export function caBundleApply(ref: WebhookConfigurationRef, webhooks: readonly string[], caBundle: string) {
-  return {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: ref.kind,
-    metadata: { name: ref.name },
-    webhooks: webhooks.map((name) => ({ name, clientConfig: { caBundle } })),
-  } as KubernetesObject;
+export function caBundlePatch(config: WebhookConfigurationLike, caBundle: string): JsonPatchOperation[] {
+  const operations: JsonPatchOperation[] = [];
+  (config.webhooks ?? []).forEach((webhook, i) => {
+    if (webhook.clientConfig.service === undefined) return;
+    operations.push(
+      { op: "test", path: `/webhooks/${i}/name`, value: webhook.name },
+      { op: "add", path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle },
+    );
+  });
+  const managed = config.metadata?.managedFields ?? [];
+  // Last first, so each index still points at its entry when it is removed.
+  for (let i = managed.length - 1; i >= 0; i--) {
+    if (managed[i]?.manager !== fieldManager || managed[i]?.operation !== "Apply") continue;
+    operations.push(
+      { op: "test", path: `/metadata/managedFields/${i}/manager`, value: fieldManager },
+      { op: "test", path: `/metadata/managedFields/${i}/operation`, value: "Apply" },
+      { op: "remove", path: `/metadata/managedFields/${i}` },
+    );
+  }
+  return operations;
 }
 
 /**
@@ -58,23 +111,11 @@ export interface ReadConfiguration {
 }
 
 export async function readWebhookConfigurations(
-  api: KubernetesObjectApi,
+  api: WebhookConfigurations,
   refs: readonly WebhookConfigurationRef[],
 ): Promise<ReadConfiguration[]> {
   const read: ReadConfiguration[] = [];
-  for (const ref of refs) {
-    try {
-      const config = (await api.read({
-        apiVersion: "admissionregistration.k8s.io/v1",
-        kind: ref.kind,
-        metadata: { name: ref.name },
-      })) as WebhookConfigurationLike;
-      read.push({ ref, config });
-    } catch (error) {
-      if (httpCode(error) !== 404) throw error;
-      read.push({ ref, config: undefined });
-    }
-  }
+  for (const ref of refs) read.push({ ref, config: await api.read(ref) });
   return read;
 }
 
@@ -112,7 +153,7 @@ export function trustedByEveryWebhook(configs: readonly (WebhookConfigurationLik
  * configuration is reported, not created.
  */
 export async function applyCaBundles(
-  api: KubernetesObjectApi,
+  api: WebhookConfigurations,
   read: readonly ReadConfiguration[],
   caPem: string,
 ): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
@@ -128,10 +169,8 @@ export async function applyCaBundles(
       results.push({ ref, outcome: "unchanged" });
       continue;
     }
-    // force: caBundle is ours outright, even if a manifest once set it (e.g. to an empty value).
-    await serverSideApply(api, [caBundleApply(ref, update.webhooks, caBundle)], fieldManager, {
-      force: true,
-    });
+    // caBundle is ours outright, even if a manifest once set it (e.g. to an empty value).
+    await api.patch(ref, caBundlePatch(config, caBundle));
     results.push({ ref, outcome: "updated" });
   }
   return results;
@@ -139,7 +178,7 @@ export async function applyCaBundles(
 
 /** Injects `caPem` into the caBundle of our webhook configurations: reads them, then `applyCaBundles`. */
 export async function reconcileCaBundles(
-  api: KubernetesObjectApi,
+  api: WebhookConfigurations,
   refs: readonly WebhookConfigurationRef[],
   caPem: string,
 ): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {
@@ -172,7 +211,7 @@ export interface CaBundleSource {
  * The manager re-reads the CA even when the configurations cannot be read; the read error is thrown after.
  */
 export async function publishCaBundle(
-  api: KubernetesObjectApi,
+  api: WebhookConfigurations,
   refs: readonly WebhookConfigurationRef[],
   source: CaBundleSource,
 ): Promise<{ ref: WebhookConfigurationRef; outcome: CaBundleOutcome }[]> {

@@ -1,9 +1,9 @@
 import { X509Certificate } from "node:crypto";
-import type { KubernetesObject, KubernetesObjectApi, V1Secret } from "@kubernetes/client-node";
+import type { V1Secret } from "@kubernetes/client-node";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { retiredCasAnnotation } from "../api/keys.ts";
-import { publishCaBundle, type WebhookConfigurationRef } from "./cabundle.ts";
+import { publishCaBundle, type WebhookConfigurationRef, type WebhookConfigurations } from "./cabundle.ts";
 import {
   type CertificateManager,
   type CertificateManagerOptions,
@@ -463,22 +463,21 @@ function webhookApi() {
   const caBundles = new Map<string, string | undefined>();
   const events: string[] = [];
   let failApplies: boolean | WebhookConfigurationRef["kind"] = false;
-  const api = {
-    async read(object: KubernetesObject) {
-      const caBundle = caBundles.get(object.kind ?? "");
+  const api: WebhookConfigurations = {
+    async read(ref) {
+      const caBundle = caBundles.get(ref.kind);
       return { webhooks: [{ name: "w", clientConfig: { service: { name: "napwake-webhook" }, caBundle } }] };
     },
-    async patch(object: KubernetesObject) {
-      if (failApplies === true || failApplies === object.kind) {
-        events.push(`${object.kind} apply failed`);
+    async patch(ref, operations) {
+      if (failApplies === true || failApplies === ref.kind) {
+        events.push(`${ref.kind} apply failed`);
         throw Object.assign(new Error("etcd timeout"), { code: 504 });
       }
-      const [webhook] = (object as { webhooks: { clientConfig: { caBundle: string } }[] }).webhooks;
-      caBundles.set(object.kind ?? "", webhook?.clientConfig.caBundle);
-      events.push(`${object.kind} applied`);
-      return object;
+      const set = operations.find((o) => o.op === "add" && o.path.endsWith("/caBundle"));
+      caBundles.set(ref.kind, set && "value" in set ? String(set.value) : undefined);
+      events.push(`${ref.kind} applied`);
     },
-  } as unknown as KubernetesObjectApi;
+  };
   /** The PEM CAs both configurations trust (they must agree). */
   const trustedPems = () => {
     const bundles = new Set(caBundles.values());

@@ -1,15 +1,17 @@
 import { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";
-import {
-  ApiException,
-  type KubernetesObject,
-  type KubernetesObjectApi,
-  type V1Deployment,
-} from "@kubernetes/client-node";
+import { AdmissionregistrationV1Api, ApiException, type V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retiredCasAnnotation } from "../../api/keys.ts";
-import { publishCaBundle, reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
+import {
+  type JsonPatchOperation,
+  kubeWebhookConfigurations,
+  publishCaBundle,
+  reconcileCaBundles,
+  type WebhookConfigurationRef,
+  type WebhookConfigurations,
+} from "../../certs/cabundle.ts";
 import {
   type CertificateManager,
   createCertificateManager,
@@ -79,22 +81,22 @@ function ownedDeployment(name: string): V1Deployment {
 
 /** `api` whose server-side applies go through `apply`, given the object and the real apply. */
 function withApplies(
-  api: KubernetesObjectApi,
-  apply: (object: KubernetesObject, real: () => Promise<KubernetesObject>) => Promise<KubernetesObject>,
-): KubernetesObjectApi {
-  return new Proxy(api, {
-    get(target, property) {
-      const value = Reflect.get(target, property);
-      if (property === "patch") {
-        return (object: KubernetesObject, ...rest: unknown[]) =>
-          apply(object, () =>
-            (value as (...args: unknown[]) => Promise<KubernetesObject>).apply(target, [object, ...rest]),
-          );
-      }
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  api: WebhookConfigurations,
+  apply: (
+    ref: WebhookConfigurationRef,
+    operations: readonly JsonPatchOperation[],
+    real: () => Promise<void>,
+  ) => Promise<void>,
+): WebhookConfigurations {
+  return {
+    read: (ref) => api.read(ref),
+    patch: (ref, operations) => apply(ref, operations, () => api.patch(ref, operations)),
+  };
 }
+
+/** The webhook configurations of the cluster `clients` reach. */
+const configurationsOf = (clients: Clients) =>
+  kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api));
 
 /** The certificate the server presents to a new connection, as the API server would dial it (with SNI). */
 function servedCertificate(
@@ -227,7 +229,7 @@ describe("certificate manager on the real API server", () => {
       }),
       harnessFieldManager,
     );
-    await reconcileCaBundles(clients.objects, refs, caPem);
+    await reconcileCaBundles(configurationsOf(clients), refs, caPem);
 
     const first = await servedCertificate(port, namespace, caPem);
     await eventually("the manager rotates the serving certificate", async () => {
@@ -258,12 +260,15 @@ describe("certificate manager on the real API server", () => {
     managers.push(first);
     await first.start();
     const previous = first.caPem();
-    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["updated", "updated"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
+      "updated",
+      "updated",
+    ]);
 
     // Replaced as the docs say: the Secret deleted, `first` creates a new CA at its next resync and follows it.
     await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
     const followedAt = Date.now();
-    await publishCaBundle(clients.objects, own, first);
+    await publishCaBundle(configurationsOf(clients), own, first);
     const current = first.caPem();
     expect(fingerprint(current)).not.toBe(fingerprint(previous));
     const secret = await clients.core.readNamespacedSecret({ namespace, name: caSecret });
@@ -284,8 +289,14 @@ describe("certificate manager on the real API server", () => {
     expect(second.caPem()).toBe(current);
     expect(cas(second.caBundlePem())).toEqual([fingerprint(current), fingerprint(previous)]);
     expect(second.caBundlePem()).toBe(first.caBundlePem());
-    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
-    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["unchanged", "unchanged"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
+      "unchanged",
+      "unchanged",
+    ]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
+      "unchanged",
+      "unchanged",
+    ]);
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
   });
 
@@ -298,7 +309,7 @@ describe("certificate manager on the real API server", () => {
     managers.push(first);
     await first.start();
     const previous = first.caPem();
-    await publishCaBundle(clients.objects, own, first);
+    await publishCaBundle(configurationsOf(clients), own, first);
 
     // A new replica starts before `first` resyncs: it creates the new CA, and learns of the previous one
     // only from the published caBundle.
@@ -307,10 +318,16 @@ describe("certificate manager on the real API server", () => {
     managers.push(second);
     await second.start();
     const current = second.caPem();
-    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["updated", "updated"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
+      "updated",
+      "updated",
+    ]);
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
     // `first` follows the new CA at its resync, and has nothing to change in the caBundle.
-    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["unchanged", "unchanged"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
+      "unchanged",
+      "unchanged",
+    ]);
     expect(first.caPem()).toBe(current);
 
     // After the recorded deadline both drop it, and the caBundle published before does not bring it back.
@@ -323,8 +340,14 @@ describe("certificate manager on the real API server", () => {
     await eventually("the recorded deadline passes", async () =>
       Date.now() > (record?.until.getTime() ?? 0) ? true : undefined,
     );
-    expect(outcomes(await publishCaBundle(clients.objects, own, first))).toEqual(["updated", "updated"]);
-    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
+      "updated",
+      "updated",
+    ]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
+      "unchanged",
+      "unchanged",
+    ]);
     expect(await published(name)).toEqual([fingerprint(current)]);
   });
 
@@ -344,20 +367,26 @@ describe("certificate manager on the real API server", () => {
     await first.start();
     await second.start();
     const previous = first.caPem();
-    await publishCaBundle(clients.objects, own, first);
+    await publishCaBundle(configurationsOf(clients), own, first);
 
     // `first` creates a new CA and publishes both; `second` cannot read the Secret at its resync.
     await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
-    await publishCaBundle(clients.objects, own, first);
+    await publishCaBundle(configurationsOf(clients), own, first);
     const current = first.caPem();
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
     reads = false;
-    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["skipped", "skipped"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
+      "skipped",
+      "skipped",
+    ]);
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
 
     // Once it reads the Secret again, it follows and publishes the same caBundle.
     reads = true;
-    expect(outcomes(await publishCaBundle(clients.objects, own, second))).toEqual(["unchanged", "unchanged"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
+      "unchanged",
+      "unchanged",
+    ]);
     expect(second.caPem()).toBe(current);
   });
 
@@ -390,7 +419,10 @@ describe("certificate manager on the real API server", () => {
     servers.push(switching);
     const { port } = await switching.listen(serverIp, 0);
     const own = await installConfigurations(name, { service, port, onlyNamespaces: [workloads] });
-    expect(outcomes(await publishCaBundle(clients.objects, own, replica))).toEqual(["updated", "updated"]);
+    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, replica))).toEqual([
+      "updated",
+      "updated",
+    ]);
     const previous = replica.caPem() ?? "";
     let attempt = 0;
     /** Whether the API server got the mutating webhook's stamp on a new Deployment through the replica. */
@@ -424,7 +456,7 @@ describe("certificate manager on the real API server", () => {
     // The CA replaced as the docs say (the Secret deleted): the replica creates the new CA at its next resync,
     // whose caBundle apply fails.
     await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
-    const failing = withApplies(clients.objects, async () => {
+    const failing = withApplies(configurationsOf(clients), async () => {
       throw new Error("the API server timed out");
     });
     await expect(publishCaBundle(failing, own, replica)).rejects.toThrow("the API server timed out");
@@ -443,8 +475,8 @@ describe("certificate manager on the real API server", () => {
 
     // A publish that reaches the mutating configuration only, then one that fails: the validating webhook
     // trusts the previous CA alone, so the replica keeps it, and the API server keeps calling both webhooks.
-    const validatingFails = withApplies(clients.objects, async (object, real) => {
-      if (object.kind === "ValidatingWebhookConfiguration") throw new Error("the API server timed out");
+    const validatingFails = withApplies(configurationsOf(clients), async (ref, _operations, real) => {
+      if (ref.kind === "ValidatingWebhookConfiguration") throw new Error("the API server timed out");
       return real();
     });
     await expect(publishCaBundle(validatingFails, own, replica)).rejects.toThrow("the API server timed out");
@@ -455,14 +487,13 @@ describe("certificate manager on the real API server", () => {
 
     // The next publish succeeds: the replica switches once both configurations trust the new CA, not before.
     const landed: { trusts: string[]; servingFrom: string }[] = [];
-    const recording = withApplies(clients.objects, async (object, real) => {
-      const applied = await real();
-      const [webhook] = (object as { webhooks: { clientConfig: { caBundle: string } }[] }).webhooks;
+    const recording = withApplies(configurationsOf(clients), async (_ref, operations, real) => {
+      await real();
+      const set = operations.find((o) => o.op === "add" && o.path.endsWith("/caBundle"));
       landed.push({
-        trusts: cas(Buffer.from(webhook?.clientConfig.caBundle ?? "", "base64").toString("utf8")),
+        trusts: cas(Buffer.from(set && "value" in set ? String(set.value) : "", "base64").toString("utf8")),
         servingFrom: fingerprint(replica.caPem()),
       });
-      return applied;
     });
     let landedAtSwitch: number | undefined;
     const unsubscribe = replica.subscribe(() => {

@@ -1,4 +1,5 @@
 import {
+  AdmissionregistrationV1Api,
   ApiException,
   AuthenticationV1Api,
   PatchStrategy,
@@ -7,7 +8,11 @@ import {
 } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
+import {
+  kubeWebhookConfigurations,
+  reconcileCaBundles,
+  type WebhookConfigurationRef,
+} from "../../certs/cabundle.ts";
 import { type CertificateManager, createCertificateManager, kubeSecretStore } from "../../certs/manager.ts";
 import { serviceDnsNames } from "../../certs/rotation.ts";
 import { serverSideApply } from "../../kube/apply.ts";
@@ -126,10 +131,15 @@ describe("napwake admission webhooks on the real API server", () => {
 
   it("injects the caBundle into both configurations, and writes nothing when it is already there", async () => {
     const caPem = certificates.caPem() ?? "";
-    expect((await reconcileCaBundles(clients.objects, refs, caPem)).map((r) => r.outcome)).toEqual([
-      "updated",
-      "updated",
-    ]);
+    expect(
+      (
+        await reconcileCaBundles(
+          kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api)),
+          refs,
+          caPem,
+        )
+      ).map((r) => r.outcome),
+    ).toEqual(["updated", "updated"]);
     const validating = await clients.objects.read({
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
@@ -144,10 +154,15 @@ describe("napwake admission webhooks on the real API server", () => {
     ]);
     // The caBundle-only apply left the rest of the configuration alone.
     expect(webhooks.every((w) => w.rules.length === 1)).toBe(true);
-    expect((await reconcileCaBundles(clients.objects, refs, caPem)).map((r) => r.outcome)).toEqual([
-      "unchanged",
-      "unchanged",
-    ]);
+    expect(
+      (
+        await reconcileCaBundles(
+          kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api)),
+          refs,
+          caPem,
+        )
+      ).map((r) => r.outcome),
+    ).toEqual(["unchanged", "unchanged"]);
   });
 
   it("stamps managed-by on a Deployment a ManagedWorkload targets", async () => {
