@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  applyCaBundles,
   type CaBundleSource,
   caBundleOf,
   caBundlePatch,
@@ -8,6 +9,7 @@ import {
   publishCaBundle,
   publishedCas,
   publishRetryDelayMs,
+  readWebhookConfigurations,
   trustedByEveryWebhook,
   type WebhookConfigurationLike,
   type WebhookConfigurationRef,
@@ -59,8 +61,10 @@ describe("caBundlePatch", () => {
     };
     expect(caBundlePatch(config, bundle)).toEqual([
       { op: "test", path: "/webhooks/0/name", value: "a" },
+      { op: "test", path: "/webhooks/0/clientConfig/service", value: service },
       { op: "add", path: "/webhooks/0/clientConfig/caBundle", value: bundle },
       { op: "test", path: "/webhooks/2/name", value: "b" },
+      { op: "test", path: "/webhooks/2/clientConfig/service", value: service },
       { op: "add", path: "/webhooks/2/clientConfig/caBundle", value: bundle },
     ]);
   });
@@ -76,7 +80,7 @@ describe("caBundlePatch", () => {
       },
       webhooks: [{ name: "a", clientConfig: { service } }],
     };
-    expect(caBundlePatch(config, bundle).slice(2)).toEqual([
+    expect(caBundlePatch(config, bundle).slice(3)).toEqual([
       { op: "test", path: "/metadata/managedFields/0/manager", value: "napwake" },
       { op: "test", path: "/metadata/managedFields/0/operation", value: "Apply" },
       { op: "remove", path: "/metadata/managedFields/0" },
@@ -201,6 +205,30 @@ describe("publishCaBundle", () => {
     };
     return { source: s, refreshed, calls };
   }
+
+  it("patches a configuration whose caBundle is current when an earlier release left its apply record", async () => {
+    const current = caBundleOf("NEW");
+    const leftover: WebhookConfigurationLike = {
+      metadata: { managedFields: [{ manager: "napwake", operation: "Apply" }] },
+      webhooks: [{ name: "a", clientConfig: { service, caBundle: current } }],
+    };
+    const patched: (readonly JsonPatchOperation[])[] = [];
+    const api: WebhookConfigurations = {
+      read: async (ref) => (ref.kind === "MutatingWebhookConfiguration" ? structuredClone(leftover) : config),
+      patch: async (_ref, operations) => void patched.push(operations),
+    };
+    const results = await applyCaBundles(api, await readWebhookConfigurations(api, refs), "NEW");
+    expect(results.map((r) => r.outcome)).toEqual(["updated", "updated"]);
+    expect(patched[0]).toContainEqual({ op: "remove", path: "/metadata/managedFields/0" });
+    // Without a record left, a current caBundle is not written again.
+    const clean = { ...leftover, metadata: {} };
+    const again = await applyCaBundles(
+      api,
+      [{ ref: refs[0] as WebhookConfigurationRef, config: clean }],
+      "NEW",
+    );
+    expect(again.map((r) => r.outcome)).toEqual(["unchanged"]);
+  });
 
   it("lets the manager record the published CAs, then publishes its bundle", async () => {
     const { api, patched } = fakeApi();

@@ -82,13 +82,12 @@ export function caBundlePatch(config: WebhookConfigurationLike, caBundle: string
     if (webhook.clientConfig.service === undefined) return;
     operations.push(
       { op: "test", path: `/webhooks/${i}/name`, value: webhook.name },
+      { op: "test", path: `/webhooks/${i}/clientConfig/service`, value: webhook.clientConfig.service },
       { op: "add", path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle },
     );
   });
-  const managed = config.metadata?.managedFields ?? [];
   // Last first, so each index still points at its entry when it is removed.
-  for (let i = managed.length - 1; i >= 0; i--) {
-    if (managed[i]?.manager !== fieldManager || managed[i]?.operation !== "Apply") continue;
+  for (const i of applyRecordsOfOurs(config).reverse()) {
     operations.push(
       { op: "test", path: `/metadata/managedFields/${i}/manager`, value: fieldManager },
       { op: "test", path: `/metadata/managedFields/${i}/operation`, value: "Apply" },
@@ -96,6 +95,13 @@ export function caBundlePatch(config: WebhookConfigurationLike, caBundle: string
     );
   }
   return operations;
+}
+
+/** Where in managedFields Napwake's field manager kept a server-side apply record (left by earlier releases). */
+function applyRecordsOfOurs(config: WebhookConfigurationLike): number[] {
+  return (config.metadata?.managedFields ?? []).flatMap((entry, i) =>
+    entry.manager === fieldManager && entry.operation === "Apply" ? [i] : [],
+  );
 }
 
 /**
@@ -165,7 +171,8 @@ export async function applyCaBundles(
       continue;
     }
     const update = caBundleUpdate(config, caBundle);
-    if (!update.stale) {
+    // An apply record an earlier release left holds the webhook entries until a patch drops it, CA unchanged too.
+    if (!update.stale && applyRecordsOfOurs(config).length === 0) {
       results.push({ ref, outcome: "unchanged" });
       continue;
     }

@@ -145,7 +145,9 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
     const { kind, name } = resolved.target;
     const exists = await readTarget(cluster, namespace, kind, name);
     throw new PluginError(
-      exists ? notManagedMessage(kind, name, exists.labels) : notFoundMessage(kind, name, namespace),
+      exists
+        ? notManagedMessage(kind, name, namespace, exists.labels)
+        : notFoundMessage(kind, name, namespace),
     );
   }
   const mw = resolved.mw;

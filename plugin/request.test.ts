@@ -257,16 +257,23 @@ describe("planRequest", () => {
 describe("error messages", () => {
   it.each([
     [
-      notManagedMessage("Deployment", "web"),
+      notManagedMessage("Deployment", "web", "shop"),
       "deployment/web is not managed by Napwake: label it napwake.dev/managed=true or create a ManagedWorkload",
     ],
     [
-      notManagedMessage("Deployment", "web", { "napwake.dev/managed": "true", "napwake.dev/ignore": "" }),
-      "deployment/web is not managed by Napwake: it is labelled napwake.dev/ignore, which keeps Napwake away; remove that label (kubectl label deployment/web napwake.dev/ignore-)",
+      notManagedMessage("Deployment", "web", "shop", {
+        "napwake.dev/managed": "true",
+        "napwake.dev/ignore": "",
+      }),
+      "deployment/web is not managed by Napwake: it is labelled napwake.dev/ignore, which keeps Napwake away; remove that label (kubectl -n shop label deployment/web napwake.dev/ignore-)",
     ],
     [
-      notManagedMessage("StatefulSet", "db", { "napwake.dev/managed": "true" }),
-      "statefulset/db is not managed by Napwake yet: it is labelled napwake.dev/managed=true but has no ManagedWorkload; the operator makes one within seconds, and if it does not, its Events say why (kubectl get events --field-selector involvedObject.name=db)",
+      notManagedMessage("Deployment", "web", "shop", { "napwake.dev/ignore": "" }),
+      "deployment/web is not managed by Napwake: it is labelled napwake.dev/ignore, which keeps Napwake away; remove that label (kubectl -n shop label deployment/web napwake.dev/ignore-), then label it napwake.dev/managed=true or create a ManagedWorkload",
+    ],
+    [
+      notManagedMessage("StatefulSet", "db", "shop", { "napwake.dev/managed": "true" }),
+      "statefulset/db is not managed by Napwake yet: it is labelled napwake.dev/managed=true but has no ManagedWorkload; the operator makes one within seconds, and if it does not, its Events say why (kubectl -n shop get events --field-selector involvedObject.name=db)",
     ],
     [notFoundMessage("StatefulSet", "db", "shop"), "statefulset/db not found in namespace shop"],
     [

@@ -166,15 +166,24 @@ function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
 }
 
 /** Why a workload no ManagedWorkload manages is not managed, and what to do, as far as its labels tell. */
-export function notManagedMessage(kind: TargetKind, name: string, onIt: Record<string, string> = {}): string {
-  const what = `${describeTarget(kind, name)} is not managed by Napwake`;
+export function notManagedMessage(
+  kind: TargetKind,
+  name: string,
+  namespace: string,
+  onIt: Record<string, string> = {},
+): string {
+  const target = describeTarget(kind, name);
+  const what = `${target} is not managed by Napwake`;
+  const optIn = `label it ${labels.managed}=true or create a ManagedWorkload`;
   if (labels.ignore in onIt) {
-    return `${what}: it is labelled ${labels.ignore}, which keeps Napwake away; remove that label (kubectl label ${describeTarget(kind, name)} ${labels.ignore}-)`;
+    const remove = `kubectl -n ${namespace} label ${target} ${labels.ignore}-`;
+    const then = onIt[labels.managed] === "true" ? "" : `, then ${optIn}`;
+    return `${what}: it is labelled ${labels.ignore}, which keeps Napwake away; remove that label (${remove})${then}`;
   }
   if (onIt[labels.managed] === "true") {
-    return `${what} yet: it is labelled ${labels.managed}=true but has no ManagedWorkload; the operator makes one within seconds, and if it does not, its Events say why (kubectl get events --field-selector involvedObject.name=${name})`;
+    return `${what} yet: it is labelled ${labels.managed}=true but has no ManagedWorkload; the operator makes one within seconds, and if it does not, its Events say why (kubectl -n ${namespace} get events --field-selector involvedObject.name=${name})`;
   }
-  return `${what}: label it ${labels.managed}=true or create a ManagedWorkload`;
+  return `${what}: ${optIn}`;
 }
 
 export function notFoundMessage(kind: TargetKind, name: string, namespace: string): string {

@@ -9,7 +9,7 @@
  * `inner` inside the network namespace (the cluster, the pod backend, the other ends of the sockets).
  */
 import { spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -92,10 +92,19 @@ function parseConfig(argv: string[]): SandboxConfig | "help" {
   };
   return {
     command,
-    stateDir: resolve(values.state),
+    // The real path: a sandbox is known by it, however a later command names the directory (a symlink).
+    stateDir: realPath(resolve(values.state)),
     apiPort: port("api-port", values["api-port"]),
     demoPort: port("demo-port", values["demo-port"]),
   };
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 const files = (stateDir: string) => ({
@@ -199,6 +208,7 @@ async function up(config: SandboxConfig): Promise<void> {
 }
 
 function printUsage(state: SandboxState): void {
+  const operatorLog = join(files(dirname(state.kubeconfig)).clusterDir, "logs", "napwake-operator.log");
   say(`
 Napwake sandbox is running (pid ${state.pid}).
 
@@ -209,9 +219,9 @@ From any shell on this machine:
   curl -sS http://127.0.0.1:${state.demoPort}/       # the demo Service; one of its pods answers
   kubectl top pods -n ${demo.namespace}               # metrics-server, about a minute after a pod starts
 
-Napwake runs in it (log: .napwake/sandbox/cluster/logs/napwake-operator.log). The demo is idle: Napwake
-pauses it when it has been idle for its window (${demo.idleWindow}; shorter while the forecast is trusted),
-remembering its replica count. Its forecast starts from the demo's two weeks in Prometheus (busy 08:00-18:00
+Napwake runs in it (log: ${operatorLog}).
+The demo is idle: Napwake pauses it when it has been idle for its window (${demo.idleWindow}; shorter while the
+forecast is trusted), remembering its replica count. Its forecast starts from the demo's two weeks in Prometheus (busy 08:00-18:00
 UTC), so it is trusted at once: in those hours it vetoes the pause until the expected activity fails to come
 (45 to 60 minutes after the last activity), and it pre-wakes the demo just before 08:00 UTC.
   kubectl napwake status -n ${demo.namespace}         # phase, why (REASON), replicas held, idle for, forecast

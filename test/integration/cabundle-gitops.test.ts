@@ -68,26 +68,32 @@ describe("the caBundle injection and an install applied server-side", () => {
     ]);
   });
 
-  it("lets it drop one too after an older release of Napwake applied the caBundle server-side", async () => {
-    const name = fresh();
-    await serverSideApply(clients.objects, [configuration(name, ["a", "b"])], install);
-    // How releases before this one injected it: a server-side apply of the caBundle alone, as Napwake.
-    const older = {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name },
-      webhooks: ["a", "b"].map((hook) => ({
-        name: `${hook}.gitops.napwake.dev`,
-        clientConfig: { caBundle: caBundleOf(pem("OLD")) },
-      })),
-    } as KubernetesObject;
-    await serverSideApply(clients.objects, [older], fieldManager, { force: true });
-    const configurations = kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api));
-    const refs = [{ kind: "ValidatingWebhookConfiguration" as const, name }];
-    await reconcileCaBundles(configurations, refs, pem("NEW"));
-    await serverSideApply(clients.objects, [configuration(name, ["a"])], install);
-    expect(await webhooksOf(name)).toEqual([
-      { name: "a.gitops.napwake.dev", caBundle: caBundleOf(pem("NEW")) },
-    ]);
-  });
+  it.each([
+    { when: "the CA is the same (the usual upgrade)", older: "NEW" },
+    { when: "the CA changed since", older: "OLD" },
+  ])(
+    "lets it drop one too after an older release applied the caBundle server-side, $when",
+    async ({ older: olderCa }) => {
+      const name = fresh();
+      await serverSideApply(clients.objects, [configuration(name, ["a", "b"])], install);
+      // How releases before this one injected it: a server-side apply of the caBundle alone, as Napwake.
+      const older = {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name },
+        webhooks: ["a", "b"].map((hook) => ({
+          name: `${hook}.gitops.napwake.dev`,
+          clientConfig: { caBundle: caBundleOf(pem(olderCa)) },
+        })),
+      } as KubernetesObject;
+      await serverSideApply(clients.objects, [older], fieldManager, { force: true });
+      const configurations = kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api));
+      const refs = [{ kind: "ValidatingWebhookConfiguration" as const, name }];
+      await reconcileCaBundles(configurations, refs, pem("NEW"));
+      await serverSideApply(clients.objects, [configuration(name, ["a"])], install);
+      expect(await webhooksOf(name)).toEqual([
+        { name: "a.gitops.napwake.dev", caBundle: caBundleOf(pem("NEW")) },
+      ]);
+    },
+  );
 });
