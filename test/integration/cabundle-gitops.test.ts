@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, type KubernetesObject } from "@kubernetes/client-node";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fieldManager } from "../../api/keys.ts";
-import { caBundleOf, kubeWebhookConfigurations, reconcileCaBundles } from "../../certs/cabundle.ts";
+import { caBundleOf, reconcileCaBundles } from "../../certs/cabundle.ts";
 import { serverSideApply } from "../../kube/apply.ts";
 import { type Clients, clusterClients } from "./cluster.ts";
 
@@ -57,11 +57,10 @@ describe("the caBundle injection and an install applied server-side", () => {
   it("lets a later release of the install drop a webhook Napwake injected a caBundle into", async () => {
     const name = fresh();
     await serverSideApply(clients.objects, [configuration(name, ["a", "b"])], install);
-    const configurations = kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api));
     const refs = [{ kind: "ValidatingWebhookConfiguration" as const, name }];
-    expect((await reconcileCaBundles(configurations, refs, pem("NEW"))).map((r) => r.outcome)).toEqual([
-      "updated",
-    ]);
+    expect(
+      (await reconcileCaBundles(clients.webhookConfigurations, refs, pem("NEW"))).map((r) => r.outcome),
+    ).toEqual(["updated"]);
     await serverSideApply(clients.objects, [configuration(name, ["a"])], install);
     expect(await webhooksOf(name)).toEqual([
       { name: "a.gitops.napwake.dev", caBundle: caBundleOf(pem("NEW")) },
@@ -87,9 +86,8 @@ describe("the caBundle injection and an install applied server-side", () => {
         })),
       } as KubernetesObject;
       await serverSideApply(clients.objects, [older], fieldManager, { force: true });
-      const configurations = kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api));
       const refs = [{ kind: "ValidatingWebhookConfiguration" as const, name }];
-      await reconcileCaBundles(configurations, refs, pem("NEW"));
+      await reconcileCaBundles(clients.webhookConfigurations, refs, pem("NEW"));
       await serverSideApply(clients.objects, [configuration(name, ["a"])], install);
       expect(await webhooksOf(name)).toEqual([
         { name: "a.gitops.napwake.dev", caBundle: caBundleOf(pem("NEW")) },

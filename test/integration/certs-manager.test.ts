@@ -1,12 +1,12 @@
 import { X509Certificate } from "node:crypto";
 import { connect } from "node:tls";
-import { AdmissionregistrationV1Api, ApiException, type V1Deployment } from "@kubernetes/client-node";
+import { ApiException, type V1Deployment } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retiredCasAnnotation } from "../../api/keys.ts";
 import {
+  type CaBundleSource,
   type JsonPatchOperation,
-  kubeWebhookConfigurations,
   publishCaBundle,
   reconcileCaBundles,
   type WebhookConfigurationRef,
@@ -94,10 +94,6 @@ function withApplies(
   };
 }
 
-/** The webhook configurations of the cluster `clients` reach. */
-const configurationsOf = (clients: Clients) =>
-  kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api));
-
 /** The certificate the server presents to a new connection, as the API server would dial it (with SNI). */
 function servedCertificate(
   port: number,
@@ -160,6 +156,10 @@ describe("certificate manager on the real API server", () => {
     );
     return own;
   }
+
+  /** One publish of `replica`'s caBundle to `own`, by what it did to each configuration. */
+  const publishTo = async (own: WebhookConfigurationRef[], replica: CaBundleSource): Promise<string[]> =>
+    outcomes(await publishCaBundle(clients.webhookConfigurations, own, replica));
 
   /** The CAs the caBundle of every webhook of the configurations `name` trusts (they must all agree). */
   async function published(name: string): Promise<string[]> {
@@ -229,7 +229,7 @@ describe("certificate manager on the real API server", () => {
       }),
       harnessFieldManager,
     );
-    await reconcileCaBundles(configurationsOf(clients), refs, caPem);
+    await reconcileCaBundles(clients.webhookConfigurations, refs, caPem);
 
     const first = await servedCertificate(port, namespace, caPem);
     await eventually("the manager rotates the serving certificate", async () => {
@@ -260,15 +260,12 @@ describe("certificate manager on the real API server", () => {
     managers.push(first);
     await first.start();
     const previous = first.caPem();
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
-      "updated",
-      "updated",
-    ]);
+    expect(await publishTo(own, first)).toEqual(["updated", "updated"]);
 
     // Replaced as the docs say: the Secret deleted, `first` creates a new CA at its next resync and follows it.
     await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
     const followedAt = Date.now();
-    await publishCaBundle(configurationsOf(clients), own, first);
+    await publishCaBundle(clients.webhookConfigurations, own, first);
     const current = first.caPem();
     expect(fingerprint(current)).not.toBe(fingerprint(previous));
     const secret = await clients.core.readNamespacedSecret({ namespace, name: caSecret });
@@ -289,14 +286,8 @@ describe("certificate manager on the real API server", () => {
     expect(second.caPem()).toBe(current);
     expect(cas(second.caBundlePem())).toEqual([fingerprint(current), fingerprint(previous)]);
     expect(second.caBundlePem()).toBe(first.caBundlePem());
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
-      "unchanged",
-      "unchanged",
-    ]);
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
-      "unchanged",
-      "unchanged",
-    ]);
+    expect(await publishTo(own, second)).toEqual(["unchanged", "unchanged"]);
+    expect(await publishTo(own, first)).toEqual(["unchanged", "unchanged"]);
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
   });
 
@@ -309,7 +300,7 @@ describe("certificate manager on the real API server", () => {
     managers.push(first);
     await first.start();
     const previous = first.caPem();
-    await publishCaBundle(configurationsOf(clients), own, first);
+    await publishCaBundle(clients.webhookConfigurations, own, first);
 
     // A new replica starts before `first` resyncs: it creates the new CA, and learns of the previous one
     // only from the published caBundle.
@@ -318,16 +309,10 @@ describe("certificate manager on the real API server", () => {
     managers.push(second);
     await second.start();
     const current = second.caPem();
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
-      "updated",
-      "updated",
-    ]);
+    expect(await publishTo(own, second)).toEqual(["updated", "updated"]);
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
     // `first` follows the new CA at its resync, and has nothing to change in the caBundle.
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
-      "unchanged",
-      "unchanged",
-    ]);
+    expect(await publishTo(own, first)).toEqual(["unchanged", "unchanged"]);
     expect(first.caPem()).toBe(current);
 
     // After the recorded deadline both drop it, and the caBundle published before does not bring it back.
@@ -340,14 +325,8 @@ describe("certificate manager on the real API server", () => {
     await eventually("the recorded deadline passes", async () =>
       Date.now() > (record?.until.getTime() ?? 0) ? true : undefined,
     );
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, first))).toEqual([
-      "updated",
-      "updated",
-    ]);
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
-      "unchanged",
-      "unchanged",
-    ]);
+    expect(await publishTo(own, first)).toEqual(["updated", "updated"]);
+    expect(await publishTo(own, second)).toEqual(["unchanged", "unchanged"]);
     expect(await published(name)).toEqual([fingerprint(current)]);
   });
 
@@ -367,26 +346,20 @@ describe("certificate manager on the real API server", () => {
     await first.start();
     await second.start();
     const previous = first.caPem();
-    await publishCaBundle(configurationsOf(clients), own, first);
+    await publishCaBundle(clients.webhookConfigurations, own, first);
 
     // `first` creates a new CA and publishes both; `second` cannot read the Secret at its resync.
     await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
-    await publishCaBundle(configurationsOf(clients), own, first);
+    await publishCaBundle(clients.webhookConfigurations, own, first);
     const current = first.caPem();
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
     reads = false;
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
-      "skipped",
-      "skipped",
-    ]);
+    expect(await publishTo(own, second)).toEqual(["skipped", "skipped"]);
     expect(await published(name)).toEqual([fingerprint(current), fingerprint(previous)]);
 
     // Once it reads the Secret again, it follows and publishes the same caBundle.
     reads = true;
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, second))).toEqual([
-      "unchanged",
-      "unchanged",
-    ]);
+    expect(await publishTo(own, second)).toEqual(["unchanged", "unchanged"]);
     expect(second.caPem()).toBe(current);
   });
 
@@ -419,10 +392,7 @@ describe("certificate manager on the real API server", () => {
     servers.push(switching);
     const { port } = await switching.listen(serverIp, 0);
     const own = await installConfigurations(name, { service, port, onlyNamespaces: [workloads] });
-    expect(outcomes(await publishCaBundle(configurationsOf(clients), own, replica))).toEqual([
-      "updated",
-      "updated",
-    ]);
+    expect(await publishTo(own, replica)).toEqual(["updated", "updated"]);
     const previous = replica.caPem() ?? "";
     let attempt = 0;
     /** Whether the API server got the mutating webhook's stamp on a new Deployment through the replica. */
@@ -456,7 +426,7 @@ describe("certificate manager on the real API server", () => {
     // The CA replaced as the docs say (the Secret deleted): the replica creates the new CA at its next resync,
     // whose caBundle apply fails.
     await clients.core.deleteNamespacedSecret({ namespace, name: caSecret });
-    const failing = withApplies(configurationsOf(clients), async () => {
+    const failing = withApplies(clients.webhookConfigurations, async () => {
       throw new Error("the API server timed out");
     });
     await expect(publishCaBundle(failing, own, replica)).rejects.toThrow("the API server timed out");
@@ -475,7 +445,7 @@ describe("certificate manager on the real API server", () => {
 
     // A publish that reaches the mutating configuration only, then one that fails: the validating webhook
     // trusts the previous CA alone, so the replica keeps it, and the API server keeps calling both webhooks.
-    const validatingFails = withApplies(configurationsOf(clients), async (ref, _operations, real) => {
+    const validatingFails = withApplies(clients.webhookConfigurations, async (ref, _operations, real) => {
       if (ref.kind === "ValidatingWebhookConfiguration") throw new Error("the API server timed out");
       return real();
     });
@@ -487,7 +457,7 @@ describe("certificate manager on the real API server", () => {
 
     // The next publish succeeds: the replica switches once both configurations trust the new CA, not before.
     const landed: { trusts: string[]; servingFrom: string }[] = [];
-    const recording = withApplies(configurationsOf(clients), async (_ref, operations, real) => {
+    const recording = withApplies(clients.webhookConfigurations, async (_ref, operations, real) => {
       await real();
       const set = operations.find((o) => o.op === "add" && o.path.endsWith("/caBundle"));
       landed.push({

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import {
+  AdmissionregistrationV1Api,
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -9,6 +10,7 @@ import {
   KubernetesObjectApi,
 } from "@kubernetes/client-node";
 import { inject } from "vitest";
+import { kubeWebhookConfigurations } from "../../certs/cabundle.ts";
 import { waitFor } from "../cluster/process.ts";
 
 /** Clients for the shared test cluster (see test/cluster/global-setup.ts). */
@@ -24,6 +26,8 @@ export function clusterClients() {
     discovery: kc.makeApiClient(DiscoveryV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
     objects: KubernetesObjectApi.makeApiClient(kc),
+    /** Napwake's own reads and patches of webhook configurations (the caBundle). */
+    webhookConfigurations: kubeWebhookConfigurations(kc.makeApiClient(AdmissionregistrationV1Api)),
   };
 }
 

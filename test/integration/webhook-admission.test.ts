@@ -1,5 +1,4 @@
 import {
-  AdmissionregistrationV1Api,
   ApiException,
   AuthenticationV1Api,
   PatchStrategy,
@@ -8,11 +7,7 @@ import {
 } from "@kubernetes/client-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  kubeWebhookConfigurations,
-  reconcileCaBundles,
-  type WebhookConfigurationRef,
-} from "../../certs/cabundle.ts";
+import { reconcileCaBundles, type WebhookConfigurationRef } from "../../certs/cabundle.ts";
 import { type CertificateManager, createCertificateManager, kubeSecretStore } from "../../certs/manager.ts";
 import { serviceDnsNames } from "../../certs/rotation.ts";
 import { serverSideApply } from "../../kube/apply.ts";
@@ -131,15 +126,9 @@ describe("napwake admission webhooks on the real API server", () => {
 
   it("injects the caBundle into both configurations, and writes nothing when it is already there", async () => {
     const caPem = certificates.caPem() ?? "";
-    expect(
-      (
-        await reconcileCaBundles(
-          kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api)),
-          refs,
-          caPem,
-        )
-      ).map((r) => r.outcome),
-    ).toEqual(["updated", "updated"]);
+    const outcomes = async () =>
+      (await reconcileCaBundles(clients.webhookConfigurations, refs, caPem)).map((r) => r.outcome);
+    expect(await outcomes()).toEqual(["updated", "updated"]);
     const validating = await clients.objects.read({
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
@@ -152,17 +141,9 @@ describe("napwake admission webhooks on the real API server", () => {
       Buffer.from(caPem).toString("base64"),
       Buffer.from(caPem).toString("base64"),
     ]);
-    // The caBundle-only apply left the rest of the configuration alone.
+    // The caBundle-only patch left the rest of the configuration alone.
     expect(webhooks.every((w) => w.rules.length === 1)).toBe(true);
-    expect(
-      (
-        await reconcileCaBundles(
-          kubeWebhookConfigurations(clients.kc.makeApiClient(AdmissionregistrationV1Api)),
-          refs,
-          caPem,
-        )
-      ).map((r) => r.outcome),
-    ).toEqual(["unchanged", "unchanged"]);
+    expect(await outcomes()).toEqual(["unchanged", "unchanged"]);
   });
 
   it("stamps managed-by on a Deployment a ManagedWorkload targets", async () => {
