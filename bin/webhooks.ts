@@ -8,6 +8,8 @@ import {
   AuthenticationV1Api,
   CoreV1Api,
   type KubeConfig,
+  type KubernetesObject,
+  makeInformer,
 } from "@kubernetes/client-node";
 import {
   type CaBundleSource,
@@ -20,6 +22,7 @@ import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
 import type { Clock } from "../kube/clock.ts";
+import { type KeptInformer, keepInformer } from "../kube/informer.ts";
 import { fileCertificateSource } from "../webhook/file-certificates.ts";
 import { napwakeWebhooks } from "../webhook/registry.ts";
 import { createWebhookServer, type Logger } from "../webhook/server.ts";
@@ -86,6 +89,9 @@ export async function startWebhooks(opts: {
     // `publishCaBundle`), so every replica serves from the CA in the Secret, never before they trust it.
     const timer = setInterval(() => void reconcile(), caBundleResyncMs);
     stoppers.push(() => clearInterval(timer));
+    // A configuration deleted and applied again, or its caBundle reset, is published to at once, not at the
+    // resync: until then the API server cannot call the webhooks, and the ManagedWorkload one fails closed.
+    stoppers.push(watchConfigurations(kc, config.configuration, () => void reconcile(), log));
   }
 
   const server = createWebhookServer({
@@ -123,6 +129,36 @@ export async function startWebhooks(opts: {
       for (const stop of stoppers) stop();
       await server.close();
     },
+  };
+}
+
+/**
+ * Calls `onChange` whenever one of our two webhook configurations changes: a watch of each by name (so RBAC can
+ * limit it to them). Kept running, restarted after failures; returns its stop.
+ */
+function watchConfigurations(kc: KubeConfig, configuration: string, onChange: () => void, log: Logger) {
+  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+  const fieldSelector = `metadata.name=${configuration}`;
+  const lists = {
+    mutatingwebhookconfigurations: () => api.listMutatingWebhookConfiguration({ fieldSelector }),
+    validatingwebhookconfigurations: () => api.listValidatingWebhookConfiguration({ fieldSelector }),
+  };
+  let stopped = false;
+  const kept: KeptInformer<KubernetesObject>[] = [];
+  for (const [plural, list] of Object.entries(lists)) {
+    const path = `/apis/admissionregistration.k8s.io/v1/${plural}?fieldSelector=${encodeURIComponent(fieldSelector)}`;
+    void keepInformer(makeInformer<KubernetesObject>(kc, path, list as never), {
+      onChange,
+      onError: (err) =>
+        log.warn({ plural, err: String(err) }, "webhooks: cannot watch our configuration; retrying"),
+    }).then((informer) => {
+      if (stopped) void informer.stop();
+      else kept.push(informer);
+    });
+  }
+  return () => {
+    stopped = true;
+    for (const informer of kept) void informer.stop();
   };
 }
 

@@ -170,7 +170,7 @@ describe("the install manifests", () => {
       "leases: get,update",
       "managedworkloads/status: patch",
       "managedworkloads: get,list,watch,create,delete",
-      "mutatingwebhookconfigurations: get,patch",
+      "mutatingwebhookconfigurations: get,list,watch,patch",
       "rightsizingpolicies/status: patch",
       "rightsizings/status: patch",
       "rightsizings: get,list,watch,create,patch,delete",
@@ -181,7 +181,7 @@ describe("the install manifests", () => {
       "statefulsets: get,list,watch,patch",
       "subjectaccessreviews: create",
       "tokenreviews: create",
-      "validatingwebhookconfigurations: get,patch",
+      "validatingwebhookconfigurations: get,list,watch,patch",
     ]);
   });
 

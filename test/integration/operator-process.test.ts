@@ -1,7 +1,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, type V1Deployment } from "@kubernetes/client-node";
+import { ApiException, type KubernetesObject, type V1Deployment } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serverSideApply } from "../../kube/apply.ts";
 import { harnessFieldManager } from "../cluster/bootstrap.ts";
@@ -117,6 +117,28 @@ describe("the operator process serves its admission webhooks", () => {
 
   it("injects the CA from the Secret it shares with other replicas into both configurations", async () => {
     const caBundle = await eventually("the caBundle to be injected", () =>
+      injectedCaBundle(clients.kc, configuration),
+    );
+    const secret = await clients.core.readNamespacedSecret({ namespace, name: "napwake-webhook-ca" });
+    expect(caBundle).toBe(secret.data?.["tls.crt"]);
+  });
+
+  it("injects the CA again into a configuration deleted and applied again, without waiting for its resync", async () => {
+    await eventually("the caBundle to be injected", () => injectedCaBundle(clients.kc, configuration));
+    const install = webhookInstall({
+      namespace,
+      service: serviceName,
+      configuration,
+      ip: network.operatorTestIp,
+      port: ports.operatorWebhook,
+      excludeNamespaces: [namespace],
+      onlyNamespaces: [scoped],
+    });
+    const validating = install.filter((o) => o.kind === "ValidatingWebhookConfiguration");
+    await clients.objects.delete(validating[0] as KubernetesObject);
+    await serverSideApply(clients.objects, validating, harnessFieldManager);
+    // The resync is 5 minutes away: the watch of the configuration brings it in well before this gives up.
+    const caBundle = await eventually("the caBundle to be injected again", () =>
       injectedCaBundle(clients.kc, configuration),
     );
     const secret = await clients.core.readNamespacedSecret({ namespace, name: "napwake-webhook-ca" });
