@@ -36,6 +36,39 @@ function sha256KeyIdentifier(publicKey: forge.pki.rsa.PublicKey): object {
   };
 }
 
+/**
+ * `ca` with the first two RDNs of its subject (and issuer) made one multi-valued RDN, as `openssl req
+ * -multivalue-rdn -subj "/O=Corp+OU=Platform/..."` writes it, signed again with its key.
+ */
+function withMultiValuedRdn(ca: KeyPair): KeyPair {
+  const { Class, Type } = forge.asn1;
+  const [block] = forge.pem.decode(ca.certPem);
+  const certificate = forge.asn1.fromDer(block?.body ?? "");
+  const [tbs] = certificate.value as forge.asn1.Asn1[];
+  const fields = tbs?.value as forge.asn1.Asn1[];
+  for (const at of [3, 5]) {
+    const [first, second, ...rest] = (fields[at] as forge.asn1.Asn1).value as forge.asn1.Asn1[];
+    const merged = forge.asn1.create(Class.UNIVERSAL, Type.SET, true, [
+      ...((first?.value as forge.asn1.Asn1[]) ?? []),
+      ...((second?.value as forge.asn1.Asn1[]) ?? []),
+    ]);
+    fields[at] = forge.asn1.create(Class.UNIVERSAL, Type.SEQUENCE, true, [merged, ...rest]);
+  }
+  const md = forge.md.sha256.create();
+  md.update(forge.asn1.toDer(tbs as forge.asn1.Asn1).getBytes());
+  const key = forge.pki.privateKeyFromPem(ca.keyPem);
+  (certificate.value as forge.asn1.Asn1[])[2] = forge.asn1.create(
+    Class.UNIVERSAL,
+    Type.BITSTRING,
+    false,
+    `\u0000${key.sign(md)}`,
+  );
+  return {
+    certPem: forge.pem.encode({ type: "CERTIFICATE", body: forge.asn1.toDer(certificate).getBytes() }),
+    keyPem: ca.keyPem,
+  };
+}
+
 function leafOf(ca: KeyPair): X509Certificate {
   const request = {
     commonName: "napwake-webhook.napwake-system.svc",
@@ -64,6 +97,25 @@ describe("serving certificates from a CA supplied by hand", () => {
     const leaf = leafOf(ca);
     expect(leaf.issuer).toBe(caCert.subject);
     expect(leaf.checkIssued(caCert)).toBe(true);
+  });
+
+  it("name a CA whose subject has a multi-valued RDN (O=Corp+OU=Platform) as it is, so they chain to it", () => {
+    const ca = withMultiValuedRdn(
+      foreignCa(
+        [
+          { shortName: "O", value: "Corp" },
+          { shortName: "OU", value: "Platform" },
+          { shortName: "CN", value: "corp-webhook-ca" },
+        ],
+        "forge",
+      ),
+    );
+    const caCert = new X509Certificate(ca.certPem);
+    expect(caCert.subject).toBe("O=Corp + OU=Platform\nCN=corp-webhook-ca");
+    const leaf = leafOf(ca);
+    expect(leaf.issuer).toBe(caCert.subject);
+    expect(leaf.checkIssued(caCert)).toBe(true);
+    expect(leaf.verify(caCert.publicKey)).toBe(true);
   });
 
   it("name a CA by its own key identifier, however it was computed, so OpenSSL chains them", () => {

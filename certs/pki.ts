@@ -79,7 +79,7 @@ export function issueCertificate(
       { shortName: "CN", value: req.commonName },
     ]);
   }
-  cert.setIssuer(issuerOf(caCert));
+  cert.setIssuer(caCert.subject.attributes);
   cert.setExtensions([
     { name: "basicConstraints", cA: false },
     { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
@@ -87,20 +87,54 @@ export function issueCertificate(
     ...subjectAltNames(req),
     { name: "authorityKeyIdentifier", keyIdentifier: keyIdentifierOf(caCert) },
   ]);
-  cert.sign(caKey, forge.md.sha256.create());
-  return toPem(cert, keys.privateKey);
+  return {
+    certPem: signedWithCaSubject(cert, ca.certPem, caKey),
+    keyPem: forge.pki.privateKeyToPem(keys.privateKey),
+  };
 }
 
+const { Class, Type } = forge.asn1;
+
 /**
- * The CA's subject as a leaf's issuer, byte for byte, as verifiers match them: forge reads a UTF8String value as
- * its raw bytes and would encode them again (a CA of "Société Générale" would issue leaves nobody trusts).
+ * `cert` signed by the CA, its issuer the CA's subject byte for byte as the CA's own DER holds it, as verifiers
+ * match them: rebuilt from forge's attributes, a UTF8String value is encoded again ("Société Générale") and a
+ * multi-valued RDN ("O=Corp+OU=Platform") is split in two, and the leaves would chain to nothing.
  */
-function issuerOf(caCert: forge.pki.Certificate): forge.pki.CertificateField[] {
-  return caCert.subject.attributes.map((attribute) =>
-    (attribute.valueTagClass as number) === forge.asn1.Type.UTF8 && typeof attribute.value === "string"
-      ? { ...attribute, value: forge.util.decodeUtf8(attribute.value) }
-      : attribute,
-  );
+function signedWithCaSubject(
+  cert: forge.pki.Certificate,
+  caCertPem: string,
+  caKey: forge.pki.rsa.PrivateKey,
+): string {
+  const sha256WithRsa = forge.pki.oids.sha256WithRSAEncryption as string;
+  cert.siginfo.algorithmOid = sha256WithRsa;
+  cert.signatureOid = sha256WithRsa;
+  // forge's own builder of the signed part (not in its type declarations).
+  const tbs = (
+    forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }
+  ).getTBSCertificate(cert);
+  // A v3 TBSCertificate: [0] version, serialNumber, signature, issuer, validity, subject, ...
+  (tbs.value as forge.asn1.Asn1[])[3] = subjectOf(caCertPem);
+  const md = forge.md.sha256.create();
+  md.update(forge.asn1.toDer(tbs).getBytes());
+  const algorithm = forge.asn1.create(Class.UNIVERSAL, Type.SEQUENCE, true, [
+    forge.asn1.create(Class.UNIVERSAL, Type.OID, false, forge.asn1.oidToDer(sha256WithRsa).getBytes()),
+    forge.asn1.create(Class.UNIVERSAL, Type.NULL, false, ""),
+  ]);
+  const signature = forge.asn1.create(Class.UNIVERSAL, Type.BITSTRING, false, `\u0000${caKey.sign(md)}`);
+  const certificate = forge.asn1.create(Class.UNIVERSAL, Type.SEQUENCE, true, [tbs, algorithm, signature]);
+  return forge.pem.encode({ type: "CERTIFICATE", body: forge.asn1.toDer(certificate).getBytes() });
+}
+
+/** The subject Name of a PEM certificate, as its DER holds it. */
+function subjectOf(certPem: string): forge.asn1.Asn1 {
+  const [block] = forge.pem.decode(certPem);
+  const certificate = forge.asn1.fromDer(block?.body ?? "");
+  const tbs = (certificate.value as forge.asn1.Asn1[])[0]?.value as forge.asn1.Asn1[];
+  // The version, [0], is absent from a v1 certificate.
+  const offset = tbs[0]?.tagClass === Class.CONTEXT_SPECIFIC ? 1 : 0;
+  const subject = tbs[4 + offset];
+  if (!subject) throw new Error("the CA certificate has no subject");
+  return subject;
 }
 
 /**
