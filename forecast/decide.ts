@@ -60,6 +60,17 @@ export type DecisionInput = {
 };
 
 /**
+ * The first slot a pre-wake is searched from: the current one, or for a paused workload the first after those its
+ * pause was judged on (`searchFromMs`; a judgement that ended mid-slot covered that slot).
+ */
+export function firstSearchedSlot(input: DecisionInput): number {
+  const firstSlot = slotOf(input.nowMs);
+  return input.searchFromMs === undefined
+    ? firstSlot
+    : Math.max(firstSlot, slotOf(input.searchFromMs - 1) + 1);
+}
+
+/**
  * Until when a pause the advice (`clockAdvice` of a decision on `input`) allows is judged quiet: the idle window
  * and the pre-wake lead from now. Null when there is no advice to act on, or it vetoes the pause.
  */
@@ -108,8 +119,7 @@ export function decide(
       vetoReason: missed,
     };
   }
-  const fromSlot =
-    input.searchFromMs === undefined ? firstSlot : Math.max(firstSlot, slotOf(input.searchFromMs - 1) + 1);
+  const fromSlot = firstSearchedSlot(input);
   const activeSlot = firstSlotWithActivity(
     engine,
     fromSlot,

@@ -16,6 +16,7 @@ export {
   type DecisionInput,
   decide,
   type ForecastDecision,
+  firstSearchedSlot,
   type PrewakeCode,
   quietAwareIdleWindow,
   quietJudgedUntil,

@@ -13,6 +13,7 @@ import {
   decide,
   type ForecastConfig,
   type ForecastEngine,
+  firstSearchedSlot,
   type GridPoint,
   idleWindowAwakeMs,
   isActive,
@@ -309,13 +310,12 @@ export function oracleAdvice(
   input: DecisionInput,
   config: ForecastConfig,
 ): ForecastAdvice {
-  const { nowMs, idleWindowMs, searchFromMs } = input;
+  const { nowMs, idleWindowMs } = input;
   const firstSlot = slotOf(nowMs);
   // As the engine's rule: a pause whose pre-wake would be due within the idle window is vetoed too, and a
   // paused workload is pre-woken for no slot its pause was judged on.
   const vetoUntilSlot = slotOf(nowMs + Math.max(0, idleWindowMs + config.prewakeLeadMs - 1));
-  const fromSlot = searchFromMs === undefined ? firstSlot : Math.max(firstSlot, slotOf(searchFromMs - 1) + 1);
-  for (let slot = fromSlot; slot < firstSlot + config.prewakeSearchSlots; slot++) {
+  for (let slot = firstSearchedSlot(input); slot < firstSlot + config.prewakeSearchSlots; slot++) {
     if (chanceOf(slot) < config.activityProbability) continue;
     return {
       vetoPause: slot <= vetoUntilSlot,
