@@ -62,6 +62,17 @@ describe("the operator process serves its admission webhooks", () => {
   let configuration: string;
   let healthPort: number;
   let operator: RunningProcess;
+  /** The webhook configurations and Service as the manifests would install them, for the scoped namespace. */
+  const install = () =>
+    webhookInstall({
+      namespace,
+      service: serviceName,
+      configuration,
+      ip: network.operatorTestIp,
+      port: ports.operatorWebhook,
+      excludeNamespaces: [namespace],
+      onlyNamespaces: [scoped],
+    });
 
   beforeAll(async () => {
     clients = clusterClients();
@@ -69,19 +80,7 @@ describe("the operator process serves its admission webhooks", () => {
     scoped = await createTestNamespace(clients, "operator-scoped");
     configuration = `napwake-${namespace}`;
     await installCrds(clients.kc);
-    await serverSideApply(
-      clients.objects,
-      webhookInstall({
-        namespace,
-        service: serviceName,
-        configuration,
-        ip: network.operatorTestIp,
-        port: ports.operatorWebhook,
-        excludeNamespaces: [namespace],
-        onlyNamespaces: [scoped],
-      }),
-      harnessFieldManager,
-    );
+    await serverSideApply(clients.objects, install(), harnessFieldManager);
     healthPort = await freePort();
     operator = startOperatorProcess({
       kubeconfig: clients.info.kubeconfig,
@@ -125,16 +124,7 @@ describe("the operator process serves its admission webhooks", () => {
 
   it("injects the CA again into a configuration deleted and applied again, without waiting for its resync", async () => {
     await eventually("the caBundle to be injected", () => injectedCaBundle(clients.kc, configuration));
-    const install = webhookInstall({
-      namespace,
-      service: serviceName,
-      configuration,
-      ip: network.operatorTestIp,
-      port: ports.operatorWebhook,
-      excludeNamespaces: [namespace],
-      onlyNamespaces: [scoped],
-    });
-    const validating = install.filter((o) => o.kind === "ValidatingWebhookConfiguration");
+    const validating = install().filter((o) => o.kind === "ValidatingWebhookConfiguration");
     await clients.objects.delete(validating[0] as KubernetesObject);
     await serverSideApply(clients.objects, validating, harnessFieldManager);
     // The resync is 5 minutes away: the watch of the configuration brings it in well before this gives up.
