@@ -136,8 +136,14 @@ export async function startCaches(
       );
     },
     opts.optionalRetryMs ?? 30_000,
-    (err) => {
-      if (worthReporting(err)) log?.warn({ err: String(err) }, "cannot list KEDA ScaledObjects; retrying");
+    {
+      onMissing: (err) => {
+        if (!notInstalled(err)) log?.warn({ err: String(err) }, "cannot list KEDA ScaledObjects; retrying");
+      },
+      // Any other failure leaves the operator unready until the look answers: carrying on without the
+      // ScaledObjects would resume KEDA-scaled workloads without releasing their holds, and KEDA would keep them
+      // at zero.
+      isAbsent: notInstalled,
     },
   );
   return {
@@ -153,10 +159,9 @@ export async function startCaches(
 }
 
 /**
- * Whether a failed look for an optional resource is worth a warning. Not installed (404) is the usual case and
- * says nothing new at every retry; anything else (RBAC, the API server) would look like no KEDA at all, and
- * KEDA-scaled workloads would be paused without their hold.
+ * Whether a failed look for an optional resource says it is not installed (404): the usual case, quiet at every
+ * retry. Anything else (RBAC, the API server) says nothing about it, and is reported.
  */
-export function worthReporting(err: unknown): boolean {
-  return httpCode(err) !== 404;
+export function notInstalled(err: unknown): boolean {
+  return httpCode(err) === 404;
 }

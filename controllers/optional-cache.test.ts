@@ -1,6 +1,6 @@
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { worthReporting } from "./caches.ts";
+import { notInstalled } from "./caches.ts";
 import { optionalCache } from "./optional-cache.ts";
 
 describe("a cache of a resource that may be installed later", () => {
@@ -19,7 +19,7 @@ describe("a cache of a resource that may be installed later", () => {
         return "watching";
       },
       5,
-      (err) => misses.push(err),
+      { onMissing: (err) => misses.push(err) },
     );
     expect(cache.current).toBeUndefined();
     installed = true;
@@ -45,10 +45,49 @@ describe("a cache of a resource that may be installed later", () => {
 
 describe("a failed look for an optional resource", () => {
   it.each([
-    { name: "is quiet when the resource is not installed", code: 404, warns: false },
-    { name: "warns when Napwake may not read it", code: 403, warns: true },
-    { name: "warns when the API server fails", code: 503, warns: true },
-  ])("$name", ({ code, warns }) => {
-    expect(worthReporting(new ApiException(code, "", "", {}))).toBe(warns);
+    { name: "says it is not installed when the API server does not serve it", code: 404, absent: true },
+    { name: "says nothing when Napwake may not read it", code: 403, absent: false },
+    { name: "says nothing when the API server fails", code: 503, absent: false },
+  ])("$name", ({ code, absent }) => {
+    expect(notInstalled(new ApiException(code, "", "", {}))).toBe(absent);
+  });
+});
+
+describe("a first look that does not answer", () => {
+  const failing = (code: number) => new ApiException(code, "", "", {});
+
+  it("is retried until the resource answers, so readers never take a failure for its absence", async () => {
+    const answers = [failing(503), failing(403), "watching"];
+    const misses: unknown[] = [];
+    const cache = await optionalCache(
+      async () => {
+        const next = answers.shift();
+        if (next instanceof Error) throw next;
+        return next;
+      },
+      1_000,
+      { onMissing: (err) => misses.push(err), isAbsent: notInstalled, firstRetryMs: 1 },
+    );
+    expect(cache.current).toBe("watching");
+    expect(misses).toHaveLength(2);
+    cache.stop();
+  });
+
+  it("is done when the resource is not installed, and looked for again later", async () => {
+    const answers: (Error | string)[] = [failing(503), failing(404), failing(404), "watching"];
+    const cache = await optionalCache(
+      async () => {
+        const next = answers.shift();
+        if (next instanceof Error) throw next;
+        return next;
+      },
+      5,
+      { isAbsent: notInstalled, firstRetryMs: 1 },
+    );
+    expect(cache.current).toBeUndefined();
+    expect(answers).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(cache.current).toBe("watching");
+    cache.stop();
   });
 });
