@@ -11,6 +11,7 @@ import {
   phases,
   prewakeLeadMs,
   specDefaults,
+  unreadableManagedWorkload,
 } from "./managedworkload.ts";
 
 describe("the pre-wake lead in force", () => {
@@ -95,5 +96,31 @@ describe("the CRD manifest and these types", () => {
   it("accept every default duration", () => {
     expect(parseDuration(specDefaults.idleWindow)).toBe(30 * 60_000);
     expect(parseDuration(specDefaults.prewake)).toBe(10 * 60_000);
+  });
+});
+
+describe("a ManagedWorkload as stored", () => {
+  it.each([
+    {
+      name: "is read when it names its target",
+      mw: { spec: { targetRef: { kind: "Deployment", name: "web" } } },
+      why: null,
+    },
+    { name: "is not read without a spec", mw: {}, why: /no spec\.targetRef/ },
+    { name: "is not read with a spec but no target", mw: { spec: {} }, why: /no spec\.targetRef/ },
+    {
+      name: "is not read when its target is not a workload kind",
+      mw: { spec: { targetRef: { kind: "Job", name: "backup" } } },
+      why: /does not name a Deployment or StatefulSet/,
+    },
+    {
+      name: "is not read when its target has no name",
+      mw: { spec: { targetRef: { kind: "StatefulSet", name: "" } } },
+      why: /does not name a Deployment or StatefulSet/,
+    },
+  ])("$name", ({ mw, why }) => {
+    const reason = unreadableManagedWorkload(mw as never);
+    if (why === null) expect(reason).toBeNull();
+    else expect(reason).toMatch(why);
   });
 });

@@ -187,3 +187,20 @@ export function parseDuration(text: string): number {
     ms += Number(amount) * (unitMs[unit ?? ""] ?? 0);
   return ms;
 }
+
+/**
+ * Why a ManagedWorkload as stored cannot be read (a CRD before the spec was required stored one without), or
+ * null. The schema refuses such an object now; one already stored is left out by the controllers, not read.
+ */
+export function unreadableManagedWorkload(mw: { spec?: Partial<ManagedWorkloadSpec> }): string | null {
+  const ref = mw.spec?.targetRef;
+  if (!ref) return "it has no spec.targetRef: set the Deployment or StatefulSet it manages";
+  if (
+    !(targetKinds as readonly unknown[]).includes(ref.kind) ||
+    typeof ref.name !== "string" ||
+    ref.name === ""
+  ) {
+    return "its spec.targetRef does not name a Deployment or StatefulSet: set kind and name";
+  }
+  return null;
+}

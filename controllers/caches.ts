@@ -17,22 +17,20 @@ import {
   type V2HorizontalPodAutoscaler,
 } from "@kubernetes/client-node";
 import { apiVersion, group, version } from "../api/keys.ts";
-import { type ManagedWorkload, managedWorkloadCrd } from "../api/managedworkload.ts";
+import {
+  type ManagedWorkload,
+  managedWorkloadCrd,
+  unreadableManagedWorkload,
+} from "../api/managedworkload.ts";
 import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
 import { type RightsizingPolicy, rightsizingPolicyPlural } from "../api/rightsizingpolicy.ts";
 import { httpCode } from "../kube/errors.ts";
 import { type KeptInformer, keepInformer } from "../kube/informer.ts";
 import { scaledObjectApiVersion } from "./managedworkload/autoscalers.ts";
 import { optionalCache } from "./optional-cache.ts";
+import { type CacheEvents, type WatchedCache, watchedCache } from "./watched-cache.ts";
 
-type Listener = (obj: KubernetesObject) => void;
-
-export interface WatchedCache<T extends KubernetesObject> {
-  cache: ObjectCache<T>;
-  /** Called after every add, update and delete (level-based: the listener re-reads what it needs). */
-  /** Adds a listener; the function returned removes it (a controller's stop, so terms do not pile up). */
-  onChange(listener: (obj: T) => void): () => void;
-}
+export type { WatchedCache };
 
 export interface Caches {
   managedWorkloads: WatchedCache<ManagedWorkload & KubernetesObject>;
@@ -66,9 +64,8 @@ export async function startCaches(
   async function watch<T extends KubernetesObject>(
     path: string,
     list: () => Promise<unknown>,
-    opts: { optional?: boolean } = {},
+    opts: { optional?: boolean; unreadable?: (obj: T) => string | null } = {},
   ): Promise<WatchedCache<T>> {
-    const listeners: Listener[] = [];
     const informer = await keepInformer(makeInformer<T>(kc, path, list as never), {
       onChange: () => undefined,
       // A resource that may not be served yet fails its first list, so optionalCache tries it again later; once
@@ -77,21 +74,11 @@ export async function startCaches(
       // Until a list works the operator is not ready: say why (a CRD not installed, RBAC, the API server).
       onError: (err) => log?.warn({ path, err: String(err) }, "cannot list or watch; retrying"),
     });
-    const events = informer.cache as unknown as { on(verb: string, cb: Listener): void };
-    for (const verb of ["add", "update", "delete"])
-      events.on(verb, (o) => {
-        for (const l of listeners) l(o);
-      });
     kept.push(informer as unknown as KeptInformer<KubernetesObject>);
-    const onChange = (l: (obj: T) => void) => {
-      const listener = l as Listener;
-      listeners.push(listener);
-      return () => {
-        const at = listeners.indexOf(listener);
-        if (at >= 0) listeners.splice(at, 1);
-      };
-    };
-    return { cache: informer.cache, onChange };
+    return watchedCache(informer.cache, informer.cache as unknown as CacheEvents, {
+      ...(opts.unreadable ? { unreadable: opts.unreadable } : {}),
+      ...(log ? { log } : {}),
+    });
   }
 
   const crdList = (group: string, version: string, plural: string) => () =>
@@ -101,6 +88,7 @@ export async function startCaches(
     managedWorkloads: await watch<ManagedWorkload & KubernetesObject>(
       mwPath,
       crdList(managedWorkloadCrd.group, managedWorkloadCrd.version, managedWorkloadCrd.plural),
+      { unreadable: unreadableManagedWorkload },
     ),
     deployments: await watch<V1Deployment>("/apis/apps/v1/deployments", () =>
       apps.listDeploymentForAllNamespaces(),

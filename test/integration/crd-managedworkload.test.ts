@@ -119,6 +119,11 @@ describe("the ManagedWorkload CRD", () => {
       message: /spec\.idle\.window must be at most 168h \(7 days\)/,
     },
     {
+      name: "a ManagedWorkload without a spec (an empty `spec:` in YAML)",
+      spec: undefined as unknown as Spec,
+      message: /spec is required: set spec\.targetRef to the Deployment or StatefulSet to manage/,
+    },
+    {
       name: "a target without a name",
       spec: { targetRef: { kind: "Deployment" } },
       message: /spec\.targetRef\.name is required: set it to the name of the Deployment or StatefulSet/,
