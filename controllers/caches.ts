@@ -10,7 +10,6 @@ import {
   type KubeConfig,
   type KubernetesObject,
   makeInformer,
-  type ObjectCache,
   type V1Deployment,
   type V1Namespace,
   type V1StatefulSet,
