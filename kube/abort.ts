@@ -59,3 +59,17 @@ export function deadline(
   (timer as { unref?: () => void } | null)?.unref?.();
   return { signal: controller.signal, clear: () => clock.clearTimeout(timer) };
 }
+
+/**
+ * `send`'s request, given `ms` to answer: past that it is aborted, so its connection is closed rather than left
+ * open until the client's own timeout (minutes), and the promise rejects with `message`.
+ */
+export function withinDeadline<T>(
+  ms: number,
+  message: string,
+  send: (options: ConfigurationOptions) => Promise<T>,
+  clock: Clock = systemClock,
+): Promise<T> {
+  const limit = deadline(ms, message, clock);
+  return untilAborted(send(abortableBy(limit.signal)), limit.signal).finally(limit.clear);
+}

@@ -185,6 +185,27 @@ describe("EventRecorder", () => {
     expect(created).toHaveLength(2);
   });
 
+  it("gives up on an Event the API server does not answer, so the reconcile that waits for it goes on", async () => {
+    const clock = new FakeClock();
+    let options: unknown;
+    const rec = new EventRecorder({
+      client: {
+        createNamespacedEvent: (_request, given) => {
+          options = given;
+          return new Promise(() => undefined);
+        },
+      },
+      reportingInstance: "napwake-0",
+      clock,
+      timeoutMs: 5_000,
+    });
+    const result = rec.action({ ...skip(), reason: eventReasons.paused, note: "idle" });
+    await clock.advance(5_000);
+    expect(await result).toBe("failed");
+    // The request was made abortable, so giving up also closes its connection.
+    expect(options).toBeDefined();
+  });
+
   it("sends two identical skips made at the same time once", async () => {
     const { created, rec } = recorder();
     expect(await Promise.all([rec.skip(skip()), rec.skip(skip())])).toEqual(["sent", "suppressed"]);

@@ -1,6 +1,7 @@
 import { type EventsV1Api, type EventsV1Event, V1MicroTime } from "@kubernetes/client-node";
 import type { EventReason } from "../api/keys.ts";
 import { endAlphanumeric } from "../api/names.ts";
+import { withinDeadline } from "./abort.ts";
 import { type Clock, systemClock } from "./clock.ts";
 
 /**
@@ -147,6 +148,11 @@ export interface EventRecorderOptions {
   reportingInstance: string;
   /** How many objects to remember the sent skips of, for de-duplication. Default 10,000. */
   dedupCapacity?: number;
+  /**
+   * How long one Event may take to write. Default 5 s: reconciles wait for their Events, and a slow events
+   * endpoint (event storms are when it is slow) must not hold a pause's status write for minutes.
+   */
+  timeoutMs?: number;
   clock?: Clock;
   log?: { warn(obj: object, msg: string): void };
 }
@@ -200,11 +206,18 @@ export class EventRecorder {
       nowMs: this.#clock.now(),
       seq: this.#seq++,
     });
+    const ms = this.#opts.timeoutMs ?? 5_000;
     try {
-      await this.#opts.client.createNamespacedEvent({
-        namespace: body.metadata?.namespace ?? "default",
-        body,
-      });
+      await withinDeadline(
+        ms,
+        `no answer within ${ms} ms`,
+        (options) =>
+          this.#opts.client.createNamespacedEvent(
+            { namespace: body.metadata?.namespace ?? "default", body },
+            options,
+          ),
+        this.#clock,
+      );
       return "sent";
     } catch (err) {
       this.#opts.log?.warn(

@@ -5,7 +5,7 @@ import {
   type V1LeaseSpec,
   V1MicroTime,
 } from "@kubernetes/client-node";
-import { abortableBy, deadline, untilAborted } from "./abort.ts";
+import { withinDeadline } from "./abort.ts";
 import { type Clock, sleep, steadyClock } from "./clock.ts";
 import { httpCode } from "./errors.ts";
 
@@ -371,7 +371,6 @@ export class LeaderElector {
    */
   #request<T>(send: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
     const ms = this.#requestTimeoutMs;
-    const limit = deadline(ms, `no answer within ${ms} ms`, this.#clock);
-    return untilAborted(send(abortableBy(limit.signal)), limit.signal).finally(limit.clear);
+    return withinDeadline(ms, `no answer within ${ms} ms`, send, this.#clock);
   }
 }

@@ -154,6 +154,36 @@ describe("createAccessCheck", () => {
     await expect(check("explode")).rejects.toThrow("unreachable");
     expect(f.calls.authenticate).toBe(2);
   });
+
+  it("gives up on a review that never answers, so later scrapes of the token are not held behind it", async () => {
+    const clock = new FakeClock(0);
+    let calls = 0;
+    let aborted: AbortSignal | undefined;
+    const check = createAccessCheck({
+      authenticator: {
+        // The first review hangs (a connection the API server dropped); every later one is answered.
+        authenticate: (token, signal) => {
+          calls++;
+          if (calls > 1) return Promise.resolve({ username: token });
+          aborted = signal;
+          return new Promise(() => undefined);
+        },
+      },
+      authorizer: { allowed: async () => true },
+      attributes: { path: "/metrics", verb: "get" },
+      clock,
+      timeoutMs: 10_000,
+    });
+    const hung = expect(check("prometheus")).rejects.toThrow("did not review the token within 10000 ms");
+    const overlapping = expect(check("prometheus")).rejects.toThrow(
+      "did not review the token within 10000 ms",
+    );
+    await clock.advance(10_000);
+    await hung;
+    await overlapping;
+    expect(aborted?.aborted).toBe(true);
+    expect(await check("prometheus")).toBe("allowed");
+  });
 });
 
 describe("API adapters", () => {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AuthenticationV1Api, AuthorizationV1Api } from "@kubernetes/client-node";
+import { abortableBy, deadline, untilAborted } from "./abort.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { Lru } from "./events.ts";
 
@@ -18,8 +19,11 @@ export interface UserInfo {
 }
 
 export interface Authenticator {
-  /** The user a token names; null when the API server says the token is not valid. Throws when it cannot tell. */
-  authenticate(token: string): Promise<UserInfo | null>;
+  /**
+   * The user a token names; null when the API server says the token is not valid. Throws when it cannot tell;
+   * `signal` aborts the request.
+   */
+  authenticate(token: string, signal?: AbortSignal): Promise<UserInfo | null>;
 }
 
 export interface NonResourceAttributes {
@@ -28,8 +32,8 @@ export interface NonResourceAttributes {
 }
 
 export interface Authorizer {
-  /** Whether `user` may do `verb` on `path`. Throws when it cannot tell. */
-  allowed(user: UserInfo, attributes: NonResourceAttributes): Promise<boolean>;
+  /** Whether `user` may do `verb` on `path`. Throws when it cannot tell; `signal` aborts the request. */
+  allowed(user: UserInfo, attributes: NonResourceAttributes, signal?: AbortSignal): Promise<boolean>;
 }
 
 export function tokenReviewAuthenticator(
@@ -37,14 +41,17 @@ export function tokenReviewAuthenticator(
   audiences?: string[],
 ): Authenticator {
   return {
-    async authenticate(token) {
-      const review = await api.createTokenReview({
-        body: {
-          apiVersion: "authentication.k8s.io/v1",
-          kind: "TokenReview",
-          spec: { token, ...(audiences ? { audiences } : {}) },
+    async authenticate(token, signal) {
+      const review = await api.createTokenReview(
+        {
+          body: {
+            apiVersion: "authentication.k8s.io/v1",
+            kind: "TokenReview",
+            spec: { token, ...(audiences ? { audiences } : {}) },
+          },
         },
-      });
+        signal && abortableBy(signal),
+      );
       const user = review.status?.user;
       if (!review.status?.authenticated || !user?.username) return null;
       return {
@@ -61,20 +68,23 @@ export function subjectAccessReviewAuthorizer(
   api: Pick<AuthorizationV1Api, "createSubjectAccessReview">,
 ): Authorizer {
   return {
-    async allowed(user, attributes) {
-      const review = await api.createSubjectAccessReview({
-        body: {
-          apiVersion: "authorization.k8s.io/v1",
-          kind: "SubjectAccessReview",
-          spec: {
-            user: user.username,
-            ...(user.uid ? { uid: user.uid } : {}),
-            ...(user.groups ? { groups: user.groups } : {}),
-            ...(user.extra ? { extra: user.extra } : {}),
-            nonResourceAttributes: { path: attributes.path, verb: attributes.verb },
+    async allowed(user, attributes, signal) {
+      const review = await api.createSubjectAccessReview(
+        {
+          body: {
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SubjectAccessReview",
+            spec: {
+              user: user.username,
+              ...(user.uid ? { uid: user.uid } : {}),
+              ...(user.groups ? { groups: user.groups } : {}),
+              ...(user.extra ? { extra: user.extra } : {}),
+              nonResourceAttributes: { path: attributes.path, verb: attributes.verb },
+            },
           },
         },
-      });
+        signal && abortableBy(signal),
+      );
       return review.status?.allowed === true && review.status.denied !== true;
     },
   };
@@ -131,21 +141,39 @@ export interface AccessCheckOptions extends AccessCacheOptions {
   authorizer: Authorizer;
   attributes: NonResourceAttributes;
   clock?: Clock;
+  /** How long the TokenReview and SubjectAccessReview of one check may take together. Default 10 s. */
+  timeoutMs?: number;
 }
 
 /**
  * The verdict for a bearer token: from the cache, else from a TokenReview and a SubjectAccessReview. Checks of
- * one token that overlap share one pair of API calls. A failed API call is thrown and not cached.
+ * one token that overlap share one pair of API calls. A failed API call is thrown and not cached, and so is one
+ * that did not answer in time: a hung call would otherwise hold every later scrape of that token, which shares it.
  */
 export function createAccessCheck(options: AccessCheckOptions): (token: string) => Promise<Verdict> {
   const clock = options.clock ?? systemClock;
   const cache = new AccessCache(options);
   const inFlight = new Map<string, Promise<Verdict>>();
 
+  const timeoutMs = options.timeoutMs ?? 10_000;
   const ask = async (token: string): Promise<Verdict> => {
-    const user = await options.authenticator.authenticate(token);
-    if (!user) return "unauthenticated";
-    return (await options.authorizer.allowed(user, options.attributes)) ? "allowed" : "forbidden";
+    const limit = deadline(
+      timeoutMs,
+      `the API server did not review the token within ${timeoutMs} ms`,
+      clock,
+    );
+    const { signal } = limit;
+    try {
+      const user = await untilAborted(options.authenticator.authenticate(token, signal), signal);
+      if (!user) return "unauthenticated";
+      const allowed = await untilAborted(
+        options.authorizer.allowed(user, options.attributes, signal),
+        signal,
+      );
+      return allowed ? "allowed" : "forbidden";
+    } finally {
+      limit.clear();
+    }
   };
 
   return (token) => {

@@ -1,6 +1,6 @@
 import type { CustomObjectsApi } from "@kubernetes/client-node";
 import type { ActivityQuery } from "../../api/managedworkload.ts";
-import { abortableBy, deadline, untilAborted } from "../../kube/abort.ts";
+import { untilAborted, withinDeadline } from "../../kube/abort.ts";
 import { parseQuantity } from "../../kube/quantity.ts";
 import { matchesSelector, type SelectorLike } from "../../kube/selectors.ts";
 import { SharedSnapshots } from "../../kube/shared-snapshots.ts";
@@ -55,16 +55,16 @@ export function activityMeter(deps: {
     const shared = snapshots.get(namespace, nowMs, async () => {
       // Shared by every workload of the namespace, so bounded on its own rather than by one reconcile:
       // a hung metrics-server must not hold each check of the namespace until the reconcile times out.
-      const limit = deadline(timeoutMs, `metrics.k8s.io gave no pod metrics within ${timeoutMs} ms`);
-      try {
-        const request = deps.custom.listNamespacedCustomObject(
-          { group: "metrics.k8s.io", version: "v1beta1", namespace, plural: "pods" },
-          abortableBy(limit.signal),
-        );
-        return ((await untilAborted(request, limit.signal)) as PodMetricsList).items;
-      } finally {
-        limit.clear();
-      }
+      const list = await withinDeadline(
+        timeoutMs,
+        `metrics.k8s.io gave no pod metrics within ${timeoutMs} ms`,
+        (options) =>
+          deps.custom.listNamespacedCustomObject(
+            { group: "metrics.k8s.io", version: "v1beta1", namespace, plural: "pods" },
+            options,
+          ),
+      );
+      return (list as PodMetricsList).items;
     });
     // A reconcile that is aborted stops waiting; the list goes on for the others.
     const items = await (signal ? untilAborted(shared, signal) : shared);
