@@ -29,6 +29,14 @@ export const steadyClock: Clock = {
   clearTimeout: systemClock.clearTimeout,
 };
 
+/**
+ * The clock to measure durations on: the steady clock in place of the system clock, any other (a test's
+ * FakeClock) as it is. For code given the wall clock for its decisions that also compares times it set itself.
+ */
+export function forDurations(clock: Clock): Clock {
+  return clock === systemClock ? steadyClock : clock;
+}
+
 /** Resolves after `ms` on `clock`, or at once with `false` when `signal` aborts. True when the time passed. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {

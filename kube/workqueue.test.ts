@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { FakeClock, settle } from "./clock.ts";
+import { describe, expect, it, vi } from "vitest";
+import { FakeClock, settle, systemClock } from "./clock.ts";
 import {
   ABORTED_SETTLE_MS,
   MAX_TIMER_MS,
@@ -425,5 +425,38 @@ describe("RetryRateLimiter", () => {
     limiter.forget("ns/a");
     expect(limiter.retries("ns/a")).toBe(0);
     expect(limiter.when("ns/a")).toBe(5);
+  });
+});
+
+describe("a queue on the system clock", () => {
+  it("keeps a retry due in 5 ms when the wall clock steps forward past a check pending from before", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout", "performance"] });
+    try {
+      const steps: (Outcome | Error)[] = [
+        { requeueAfterMs: 300_000 }, // a paused workload: next look in 5 minutes
+        new Error("the scale write failed"), // the wake that comes meanwhile fails once
+        { done: true },
+      ];
+      let runs = 0;
+      const queue = new WorkQueue({
+        clock: systemClock,
+        reconcile: async () => {
+          runs++;
+          const step = steps.shift() ?? { done: true };
+          if (step instanceof Error) throw step;
+          return step;
+        },
+      });
+      queue.add("shop/web", "change");
+      await vi.advanceTimersByTimeAsync(10);
+      expect(runs).toBe(1);
+      vi.setSystemTime(Date.now() + 3_600_000); // the wall clock is stepped an hour forward
+      queue.add("shop/web", "wake"); // runs, fails, and is retried within the second, not in 5 minutes
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(runs).toBe(3);
+      await queue.shutdown({ deadlineMs: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { type Clock, settlesWithin, systemClock } from "./clock.ts";
+import { type Clock, forDurations, settlesWithin, systemClock } from "./clock.ts";
 
 /**
  * A level-based priority work queue of `namespace/name` keys, in the manner of client-go's workqueue:
@@ -149,6 +149,11 @@ export interface WorkQueueOptions {
   maxConcurrentReconciles?: number;
   /** Each reconcile's signal aborts after this long. Default 2 minutes. */
   reconcileTimeoutMs?: number;
+  /**
+   * Every time the queue reads is a duration (due times, backoff, waits), so the system clock is read as the
+   * steady clock: a wall clock stepped forward would make a retry due in 5 ms look later than a check due before
+   * the step, and drop it.
+   */
   clock?: Clock;
   rateLimiter?: RateLimiterOptions;
   metrics?: QueueMetrics;
@@ -196,7 +201,7 @@ export class WorkQueue {
     this.#workers = Math.max(1, Math.floor(opts.maxConcurrentReconciles ?? 8));
     this.#periodicWorkers = this.#workers > 1 ? this.#workers - 1 : 1;
     this.#timeoutMs = opts.reconcileTimeoutMs ?? 120_000;
-    this.#clock = opts.clock ?? systemClock;
+    this.#clock = forDurations(opts.clock ?? systemClock);
     this.#limiter = new RetryRateLimiter(this.#clock, opts.rateLimiter);
     this.#metrics = opts.metrics;
     this.#log = opts.log;
