@@ -31,7 +31,7 @@ import { rightsizingWrites } from "../controllers/rightsizing/writes.ts";
 import { systemClock } from "../kube/clock.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { LeaderElector } from "../kube/leader-election.ts";
-import { listen } from "../kube/listen.ts";
+import { listen, reportLaterErrors } from "../kube/listen.ts";
 import { countForecastPhases, countPhases, createMetrics } from "../kube/metrics.ts";
 import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../kube/metrics-auth.ts";
 import { createMetricsServer, type MetricsServer } from "../kube/metrics-server.ts";
@@ -65,7 +65,8 @@ const usage = `usage: napwake operator [flags]
   --log-level LEVEL               trace, debug, info, warn, error, fatal or silent (env LOG_LEVEL; default info)
   --webhook-port PORT             admission webhooks, served by every replica (default 9443; 0 turns them off,
                                   with --metrics-port=0)
-  --webhook-host IP               address the webhooks listen on (default 0.0.0.0)
+  --webhook-host IP               address the webhooks and /metrics listen on (default ::, every interface:
+                                  IPv6 and IPv4, or IPv4 alone where the node has no IPv6)
   --webhook-service NAME          the Service in front of the webhooks, in --namespace (default napwake-webhook)
   --webhook-configuration NAME    our Mutating/ValidatingWebhookConfiguration (default napwake)
   --cert-source self|cert-manager self: a CA in the Secret napwake-webhook-ca and caBundle injection (default);
@@ -138,6 +139,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     await listen(health, config.healthPort).catch((err: Error) => {
       throw new Error(`--health-port=${config.healthPort}: cannot listen: ${err.message}`);
     });
+    reportLaterErrors(health, (err) => log.error({ err }, "health server: cannot accept connections"));
   }
 
   if (config.webhooks.port > 0) {

@@ -18,7 +18,7 @@ describe("parseOperatorConfig", () => {
       dryRun: false,
       webhooks: {
         port: 9443,
-        host: "0.0.0.0",
+        host: "::",
         service: "napwake-webhook",
         configuration: "napwake",
         certSource: "self",

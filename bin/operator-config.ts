@@ -7,6 +7,7 @@ import {
   type RightsizingResource,
   rightsizingModes,
 } from "../api/rightsizingpolicy.ts";
+import { everyInterface } from "../kube/listen.ts";
 
 /** Everything the operator is told at start, parsed once here and passed down. */
 export interface OperatorConfig {
@@ -121,7 +122,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "dry-run": { type: "boolean", default: false },
         "log-level": { type: "string", default: env.LOG_LEVEL ?? "info" },
         "webhook-port": { type: "string", default: "9443" },
-        "webhook-host": { type: "string", default: "0.0.0.0" },
+        "webhook-host": { type: "string", default: everyInterface },
         "webhook-service": { type: "string", default: "napwake-webhook" },
         "webhook-configuration": { type: "string", default: "napwake" },
         "cert-source": { type: "string", default: "self" },
@@ -201,7 +202,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   const host = str("webhook-host") ?? "";
   if (isIP(host) === 0) {
     throw new ConfigError(
-      `--webhook-host must be an IP address to listen on, such as 0.0.0.0, got "${host}"`,
+      `--webhook-host must be an IP address to listen on, such as :: (every interface) or 0.0.0.0, got "${host}"`,
     );
   }
   const certDir = str("cert-dir") ?? "";

@@ -3,7 +3,7 @@ import { createServer } from "node:https";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { listen } from "./listen.ts";
+import { listen, listenOnEveryFamily, reportLaterErrors } from "./listen.ts";
 import {
   type AccessCacheOptions,
   type Authenticator,
@@ -118,7 +118,8 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
 
   return {
     async listen(host, port) {
-      const address = await listen(server, port, host);
+      const address = await listenOnEveryFamily(host, (on) => listen(server, port, on));
+      reportLaterErrors(server, (err) => logger.error({ err }, "metrics server: cannot accept connections"));
       return { host: address.address, port: address.port };
     },
     isReady: () => tls.loaded() && !closing,

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import fastify, { type FastifyError } from "fastify";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
+import { listenOnEveryFamily, reportLaterErrors } from "../kube/listen.ts";
 import { type AdmissionDecision, admissionReview, parseAdmissionReview } from "./admission.ts";
 import { checkRegistry, type WebhookEntry } from "./registry.ts";
 
@@ -140,7 +141,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
 
   return {
     async listen(host, port) {
-      await app.listen({ host, port });
+      await listenOnEveryFamily(host, (on) => app.listen({ host: on, port }));
+      reportLaterErrors(app.server, (err) =>
+        logger.error({ err }, "webhook server: cannot accept connections"),
+      );
       const address = app.server.address() as AddressInfo;
       return { host: address.address, port: address.port };
     },
