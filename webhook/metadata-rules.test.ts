@@ -133,6 +133,9 @@ describe("napwake annotation values", () => {
     ["2026-04-31T00:00:00Z", false],
     ["2026-01-31T09:60:00Z", false],
     ["2026-01-31T09:30:60Z", false],
+    ["2026-01-31T09:30:00.123456789Z", true],
+    ["2026-01-31T09:30:00.1234567890Z", false],
+    [`2026-01-31T09:30:00.${"1".repeat(50)}Z`, false],
   ])("isRfc3339(%s) is %s", (value, want) => {
     expect(isRfc3339(value)).toBe(want);
   });

@@ -18,7 +18,7 @@ const prefix = `${group}/`;
 /** A time something happened or was asked for (every annotation that takes a time): never one far ahead. */
 const rfc3339: Rule = {
   valid: isRfc3339,
-  expected: "an RFC 3339 time",
+  expected: "an RFC 3339 time, to the nanosecond at most",
   example: "2026-01-31T09:30:00Z",
 };
 
@@ -232,8 +232,10 @@ export function isDnsSubdomain(value: string): boolean {
   );
 }
 
+// Fractions to the nanosecond at most, as Kubernetes writes times: the status that records a stamp (such as
+// lastHandledPauseRequest) has room for no more, and a stamp it could not record would block every status write.
 const rfc3339Pattern =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/;
 
 /** RFC 3339 date-time. Strict about the calendar: `Date.parse` alone accepts February 30th. */
 export function isRfc3339(value: string): boolean {
