@@ -618,6 +618,40 @@ describe("the forecast book", () => {
       expect(later.prediction?.savedAt).toBe(new Date(now + hour + 60_000).toISOString());
     });
 
+    it("takes up a state saved elsewhere since it was restored, rather than overwriting it an hour later", () => {
+      const config = forecastConfig();
+      const stateUpTo = (untilMs: number) => {
+        const encoded = encodeEngine(
+          observeAll(createEngine(config), dailyPatternPoints(untilMs, 21), config).engine,
+        );
+        if (!encoded.ok) throw new Error(encoded.error.message);
+        return encoded.value;
+      };
+      const at = (time: string) => Date.parse(`2026-11-23T${time}Z`);
+      const status = (until: string, savedAt: string) => ({
+        phase: "active-weekly",
+        confidence: 0.9,
+        state: stateUpTo(at(until)),
+        savedAt: new Date(at(savedAt)).toISOString(),
+      });
+      const older = status("10:00:00", "10:05:00");
+      const newer = status("11:00:00", "11:05:00");
+      const book = new ForecastBook();
+      // A new leader's first look reads a cache one save behind; the old leader's last save lands after it.
+      book.look("k", mw({}, older), at("11:06:00"), 30 * 60_000);
+      let shown: PredictionStatus | undefined;
+      for (let t = at("11:07:00"); t <= at("12:10:00"); t += 60_000) {
+        shown = book.look("k", mw({}, newer), t, 30 * 60_000).prediction;
+      }
+      const saved = decodeEngine(shown?.state ?? "", config);
+      if (!saved.ok) throw new Error(saved.error.message);
+      // The newer state learned 10:00-10:45 as active (the daily traffic); overwritten, they would be gaps.
+      expect(historyAt(saved.value, slotOf(at("10:15:00")))).toBe(1);
+      // Its own save, shown by a cache behind it, is not taken for one made elsewhere.
+      const after = book.look("k", mw({}, newer), at("12:11:00"), 30 * 60_000).prediction;
+      expect(after?.state).toBe(shown?.state);
+    });
+
     it("reads an unreadable savedAt as now instead of failing every reconcile", () => {
       const state = dailyPatternState(now, 21);
       const status = { phase: "x", confidence: 0, state, savedAt: "yesterday-ish" };
@@ -1176,6 +1210,27 @@ describe("a new engine started from activity history", () => {
     expect(book.wantsHistory("k", now)).toBe(true);
   });
 
+  it("tells a reset that waits for its history once, with what the history brought, however often the operator restarts meanwhile", () => {
+    const ageMs = 7 * 24 * 60 * minute + 20 * minute;
+    const saved = mw(
+      {},
+      { phase: "active-weekly", confidence: 0.8, state: dailyPatternState(now - ageMs, 14) },
+    );
+    const told: string[] = [];
+    // Prometheus is slow: two restarts (a rollout, a leader change) before the history is read.
+    for (const [i, book] of [historyBook(), historyBook(), historyBook()].entries()) {
+      const look = book.look("k", saved, now + i * minute, window);
+      told.push(...look.notices.map((n) => n.reason));
+      book.sent("k", look.notices);
+      if (i < 2) continue;
+      book.learnHistory("k", saved, history);
+      const learned = book.look("k", saved, now + i * minute + 1, window).notices;
+      told.push(...learned.map((n) => n.reason));
+      expect(learned[0]?.note).toMatch(/^forecast active-weekly -> learning: .*; then learned /);
+    }
+    expect(told).toEqual(["ForecastHistoryLearned"]);
+  });
+
   it("wants history again when a week of unknown activity resets a running engine", () => {
     const book = historyBook();
     const saved = mw({}, { phase: "active-weekly", confidence: 0.8, state: dailyPatternState(now, 14) });
@@ -1344,19 +1399,46 @@ describe("the prediction status shows", () => {
   });
 });
 
-describe("a state that cannot be saved", () => {
-  it("is a Warning, and status keeps the last state saved with its time", () => {
-    const now = Date.parse("2026-11-23T09:45:00Z");
-    // A record whose scored count is at the most a state may hold: the next scored slot puts it past.
-    const wire = JSON.parse(dailyPatternState(now, 21)) as { acc: number[] };
-    wire.acc[3] = Number.MAX_SAFE_INTEGER;
-    const savedAt = new Date(now).toISOString();
-    const prediction = { phase: "x", confidence: 0, state: JSON.stringify(wire), savedAt };
-    const book = new ForecastBook();
-    book.look("k", mw({}, prediction), now, 30 * 60_000);
-    const later = book.look("k", mw({}, prediction), now + hour + 60_000, 30 * 60_000);
-    expect(later.notices.map((n) => [n.type, n.reason])).toEqual([["Warning", "ForecastStateNotSaved"]]);
-    expect(later.prediction?.state).toBe(prediction.state);
-    expect(later.prediction?.savedAt).toBe(savedAt);
-  });
+describe("a saved state damaged beyond what the codec checks field by field", () => {
+  const now = Date.parse("2026-11-23T09:45:00Z");
+  const savedAt = new Date(now).toISOString();
+  const damaged = (damage: (wire: { acc: number[]; m: { b: number } }) => void) => {
+    const wire = JSON.parse(dailyPatternState(now, 21));
+    damage(wire);
+    return JSON.stringify(wire);
+  };
+
+  it.each([
+    // The next scored slot puts the count past what a state may hold.
+    {
+      name: "a scored count at the most a state holds",
+      state: damaged((w) => void (w.acc[3] = Number.MAX_SAFE_INTEGER)),
+    },
+    // Within the codec's bound, but the level overflows it a slot later.
+    { name: "a slope of a billion a quarter hour", state: damaged((w) => void (w.m.b = 1e9)) },
+  ])(
+    "($name) is discarded with one Warning once learned on, not kept with a Warning every hour",
+    ({ state }) => {
+      expect(decodeEngine(state, forecastConfig()).ok).toBe(true);
+      const book = new ForecastBook();
+      const notices: string[] = [];
+      let shown: PredictionStatus | undefined;
+      for (let t = now; t <= now + 6 * hour; t += 15 * 60_000) {
+        const look = book.look(
+          "k",
+          mw({ forecast: { history: "None" } }, { phase: "x", confidence: 0, state, savedAt }),
+          t,
+          30 * 60_000,
+        );
+        notices.push(...look.notices.map((n) => `${n.type} ${n.reason}`));
+        book.sent("k", look.notices);
+        shown = look.prediction;
+      }
+      expect(notices.filter((n) => n.startsWith("Warning"))).toEqual(["Warning ForecastStateDiscarded"]);
+      expect(shown?.phase).toBe("learning");
+      // Status no longer shows the damaged state, so a restart does not restore it.
+      expect(shown?.state).not.toBe(state);
+      expect(decodeEngine(shown?.state ?? "", forecastConfig()).ok).toBe(true);
+    },
+  );
 });

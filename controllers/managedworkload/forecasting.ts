@@ -125,7 +125,20 @@ type Entry = {
   suspendedSinceMs: number | null;
   /** Whether that suspension's start was announced: only then is its end (a workload paused by hand has neither). */
   suspensionAnnounced: boolean;
+  /** Why a long gap reset the engine, told with what its history then brings (the reset is not saved before). */
+  resetNote: string | null;
+  /**
+   * The save times (status.prediction.savedAt) of the saves status may show that are not news, besides the one
+   * it shows: the one this engine was restored from and its own last ones (a save's status write may land late,
+   * or fail). A save status
+   * shows with any other time was made elsewhere since (an old leader's last write landing late; the cache only
+   * moves forward), and this engine would overwrite it: it is restored from instead.
+   */
+  savesSeen: string[];
 };
+
+/** Own saves remembered in `savesSeen`: a day of hourly saves whose status writes could all have failed. */
+const OWN_SAVES_SEEN = 24;
 
 const SUSPENDED_MESSAGE =
   "forecast activity did not come: the clock decides alone, with spec.idle.window, until activity returns " +
@@ -225,7 +238,15 @@ export class ForecastBook {
     }
     const config = this.#config(mw);
     const known = this.#entries.get(key);
-    const entry = known && known.uid === mw.metadata.uid ? known : this.#restore(mw, nowMs, config);
+    const shown = mw.status?.prediction as PredictionStatus | undefined;
+    const ours = known && known.uid === mw.metadata.uid ? known : undefined;
+    const savedElsewhere =
+      ours !== undefined &&
+      shown?.state !== undefined &&
+      shown.savedAt !== undefined &&
+      shown.savedAt !== (ours.savedAtMs === null ? undefined : iso(ours.savedAtMs)) &&
+      !ours.savesSeen.includes(shown.savedAt);
+    const entry = ours && !savedElsewhere ? ours : this.#restore(mw, nowMs, config, ours?.unsent ?? []);
     this.#entries.set(key, entry);
     entry.off = false;
     if (!this.#historyAsked(mw)) entry.history = "settled";
@@ -240,13 +261,20 @@ export class ForecastBook {
       const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
       // Reset by a gap longer than it bridges (a state restored about a week old, or a week of unknown activity):
       // what it knew is gone, and the activity history may hold what it missed.
-      if (startedAgain(entry.engine, learned.engine) && this.#historyAsked(mw)) {
+      // Not saved until that history settles, the reset would be made again, and announced again, by every
+      // restart meanwhile: its phase change is told once, with what the history brings.
+      const reset = startedAgain(entry.engine, learned.engine) && this.#historyAsked(mw);
+      if (reset) {
         entry.history = "wanted";
         entry.historyFailures = 0;
         entry.historyRetryAtMs = Number.NEGATIVE_INFINITY;
+        entry.resetNote =
+          learned.events.flatMap(noticeOf).find((n) => n.reason === eventReasons.forecastPhaseChanged)
+            ?.note ?? null;
       }
       entry.engine = learned.engine;
-      entry.unsent = [...entry.unsent, ...learned.events.flatMap(noticeOf)].slice(-MAX_UNSENT);
+      const events = reset ? learned.events.filter((e) => e.kind !== "phase-change") : learned.events;
+      entry.unsent = [...entry.unsent, ...events.flatMap(noticeOf)].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
       entry.openWatched = false;
       entry.active = false;
@@ -287,6 +315,18 @@ export class ForecastBook {
       if (encoded.ok) {
         entry.state = encoded.value;
         entry.savedAtMs = nowMs;
+        const [restoredFrom, ...own] = entry.savesSeen;
+        entry.savesSeen = [restoredFrom ?? "", ...[...own, iso(nowMs)].slice(-OWN_SAVES_SEEN)];
+      } else if (encoded.error.code !== "oversized" && entry.savedAtMs !== null) {
+        // Read, but what it learned since cannot be written back (values that overflowed): a saved state damaged
+        // beyond what the codec checks field by field. Kept, it would warn every hour, and status would keep the
+        // state it came from for every restart to restore. This look is made again on a new engine (which has
+        // saved nothing, so it is not discarded in turn).
+        const fresh = this.#fresh(mw, nowMs, config, restoredThreshold(entry.shownThreshold, config));
+        const why = `could not be learned on (${encoded.error.message})`;
+        const replaced = { ...fresh, unsent: entry.unsent, savesSeen: entry.savesSeen };
+        this.#entries.set(key, discarded(replaced, why));
+        return this.look(key, mw, nowMs, idleWindowMs, knownActivityMs, activityWatched);
       } else {
         this.#notify(
           entry,
@@ -367,7 +407,7 @@ export class ForecastBook {
     const known = before.filter((point) => point.value !== null);
     if (known.length === 0) {
       entry.history = "settled";
-      this.#notify(
+      this.#notifyHistory(
         entry,
         "Normal",
         eventReasons.forecastHistoryEmpty,
@@ -382,7 +422,7 @@ export class ForecastBook {
     entry.saveDueAtMs = null;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
     const days = known.length / DAY_SLOTS;
-    this.#notify(
+    this.#notifyHistory(
       entry,
       "Normal",
       eventReasons.forecastHistoryLearned,
@@ -418,7 +458,7 @@ export class ForecastBook {
     }
     entry.history = "settled";
     const reads = entry.historyFailures > 1 ? ` in ${entry.historyFailures} reads` : "";
-    this.#notify(
+    this.#notifyHistory(
       entry,
       "Warning",
       eventReasons.forecastHistoryUnavailable,
@@ -476,6 +516,12 @@ export class ForecastBook {
     entry.unsent = [...entry.unsent, { type, reason, note }].slice(-MAX_UNSENT);
   }
 
+  /** What the activity history brought (or not), after the reset that asked for it if one did. */
+  #notifyHistory(entry: Entry, type: ForecastNotice["type"], reason: EventReason, note: string): void {
+    this.#notify(entry, type, reason, entry.resetNote ? `${entry.resetNote}; then ${note}` : note);
+    entry.resetNote = null;
+  }
+
   #config(mw: ManagedWorkload): ForecastConfig {
     return forecastConfig({
       ...this.#base,
@@ -484,14 +530,11 @@ export class ForecastBook {
   }
 
   /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
-  #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig): Entry {
-    const prediction = mw.status?.prediction as PredictionStatus | undefined;
-    const saved = prediction?.state;
-    const nowSlot = slotOf(nowMs);
-    const threshold = restoredThreshold(prediction?.activityThreshold, config);
-    const fresh = (): Entry => ({
+  /** A new engine for `mw`, learning from now (from its activity history first, where that is asked for). */
+  #fresh(mw: ManagedWorkload, nowMs: number, config: ForecastConfig, threshold: number): Entry {
+    return {
       engine: createEngine(config),
-      openSlot: nowSlot,
+      openSlot: slotOf(nowMs),
       openWatched: false,
       active: false,
       pausedAtLook: false,
@@ -510,17 +553,23 @@ export class ForecastBook {
       historyRetryAtMs: Number.NEGATIVE_INFINITY,
       suspendedSinceMs: null,
       suspensionAnnounced: false,
+      resetNote: null,
+      savesSeen: [],
+    };
+  }
+
+  /** The engine of `mw` from the state status shows, after `unsent`, the notices of the one it replaces. */
+  #restore(mw: ManagedWorkload, nowMs: number, config: ForecastConfig, unsent: ForecastNotice[]): Entry {
+    const prediction = mw.status?.prediction as PredictionStatus | undefined;
+    const saved = prediction?.state;
+    const nowSlot = slotOf(nowMs);
+    const threshold = restoredThreshold(prediction?.activityThreshold, config);
+    const fresh = (): Entry => ({
+      ...this.#fresh(mw, nowMs, config, threshold),
+      unsent: [...unsent],
+      savesSeen: [prediction?.savedAt ?? ""],
     });
-    const discard = (why: string): Entry => ({
-      ...fresh(),
-      unsent: [
-        {
-          type: "Warning",
-          reason: eventReasons.forecastStateDiscarded,
-          note: `the saved forecast state ${why}; learning again from now`,
-        },
-      ],
-    });
+    const discard = (why: string) => discarded(fresh(), why);
     if (saved === undefined) return fresh();
     const decoded = decodeEngine(saved, config);
     if (!decoded.ok) return discard(`could not be read (${decoded.error.message})`);
@@ -777,4 +826,13 @@ function anomalyNote(e: AnomalyEvent): string {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+/** `entry` in place of a saved state that could not be used, saying why (one Warning). */
+function discarded(entry: Entry, why: string): Entry {
+  const note = `the saved forecast state ${why}; learning again from now`;
+  return {
+    ...entry,
+    unsent: [...entry.unsent, { type: "Warning", reason: eventReasons.forecastStateDiscarded, note }],
+  };
 }
