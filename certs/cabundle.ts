@@ -60,13 +60,11 @@ export function caBundleOf(caPem: string): string {
   return Buffer.from(caPem).toString("base64");
 }
 
-/** Names of the Service-backed webhooks in `config` (ours; URL-backed ones are not), and whether any is stale. */
-export function caBundleUpdate(
-  config: WebhookConfigurationLike,
-  caBundle: string,
-): { webhooks: string[]; stale: boolean } {
-  const ours = (config.webhooks ?? []).filter((w) => w.clientConfig.service !== undefined);
-  return { webhooks: ours.map((w) => w.name), stale: ours.some((w) => w.clientConfig.caBundle !== caBundle) };
+/** Whether a Service-backed webhook of `config` (ours; URL-backed ones are not) lacks `caBundle`. */
+export function caBundleStale(config: WebhookConfigurationLike, caBundle: string): boolean {
+  return (config.webhooks ?? []).some(
+    (w) => w.clientConfig.service !== undefined && w.clientConfig.caBundle !== caBundle,
+  );
 }
 
 /**
@@ -170,9 +168,8 @@ export async function applyCaBundles(
       results.push({ ref, outcome: "missing" });
       continue;
     }
-    const update = caBundleUpdate(config, caBundle);
     // An apply record an earlier release left holds the webhook entries until a patch drops it, CA unchanged too.
-    if (!update.stale && applyRecordsOfOurs(config).length === 0) {
+    if (!caBundleStale(config, caBundle) && applyRecordsOfOurs(config).length === 0) {
       results.push({ ref, outcome: "unchanged" });
       continue;
     }
