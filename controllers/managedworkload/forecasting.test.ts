@@ -1412,10 +1412,17 @@ describe("a saved state damaged beyond what the codec checks field by field", ()
     // The next scored slot puts the count past what a state may hold.
     {
       name: "a scored count at the most a state holds",
-      state: damaged((w) => void (w.acc[3] = Number.MAX_SAFE_INTEGER)),
+      state: damaged((w) => {
+        w.acc[3] = Number.MAX_SAFE_INTEGER;
+      }),
     },
     // Within the codec's bound, but the level overflows it a slot later.
-    { name: "a slope of a billion a quarter hour", state: damaged((w) => void (w.m.b = 1e9)) },
+    {
+      name: "a slope of a billion a quarter hour",
+      state: damaged((w) => {
+        w.m.b = 1e9;
+      }),
+    },
   ])(
     "($name) is discarded with one Warning once learned on, not kept with a Warning every hour",
     ({ state }) => {
