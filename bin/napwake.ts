@@ -142,6 +142,12 @@ async function runOperator(config: OperatorConfig): Promise<void> {
     reportLaterErrors(health, (err) => log.error({ err }, "health server: cannot accept connections"));
   }
 
+  // Served before the caches sync, so a replica stuck on a list that keeps failing still shows its process and
+  // webhook metrics; the workload counts appear once the caches have synced.
+  const metrics = createMetrics({
+    workloadsByPhase: () => synced && countPhases(synced.managedWorkloads.cache.list()),
+    workloadsByForecastPhase: () => synced && countForecastPhases(synced.managedWorkloads.cache.list()),
+  });
   if (config.webhooks.port > 0) {
     webhooks = await startWebhooks({
       config: config.webhooks,
@@ -154,14 +160,9 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       ready: () => synced !== undefined,
       log,
       clock: systemClock,
+      metrics,
     });
   }
-  // Served before the caches sync, so a replica stuck on a list that keeps failing still shows its process and
-  // webhook metrics; the workload counts appear once the caches have synced.
-  const metrics = createMetrics({
-    workloadsByPhase: () => synced && countPhases(synced.managedWorkloads.cache.list()),
-    workloadsByForecastPhase: () => synced && countForecastPhases(synced.managedWorkloads.cache.list()),
-  });
   let metricsServer: MetricsServer | undefined;
   if (webhooks && config.metricsPort > 0) {
     metricsServer = createMetricsServer({

@@ -23,6 +23,7 @@ import { serviceDnsNames } from "../certs/rotation.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
 import type { Clock } from "../kube/clock.ts";
 import { type KeptInformer, keepInformer } from "../kube/informer.ts";
+import type { NapwakeMetrics } from "../kube/metrics.ts";
 import { fileCertificateSource } from "../webhook/file-certificates.ts";
 import { napwakeWebhooks } from "../webhook/registry.ts";
 import { createWebhookServer, type Logger } from "../webhook/server.ts";
@@ -57,6 +58,7 @@ export async function startWebhooks(opts: {
   log: Logger;
   /** Certificates' lifetimes, request durations and the time stamps admission checks are judged by it. */
   clock: Clock;
+  metrics?: NapwakeMetrics;
 }): Promise<RunningWebhooks> {
   const { config, namespace, kc, log, clock } = opts;
   const now = () => new Date(clock.now());
@@ -94,16 +96,18 @@ export async function startWebhooks(opts: {
     stoppers.push(watchConfigurations(kc, config.configuration, () => void reconcile(), log));
   }
 
+  const webhooks = napwakeWebhooks({
+    lookup: opts.lookup,
+    operatorUsername: opts.operatorUsername,
+    now: () => clock.now(),
+  });
   const server = createWebhookServer({
-    webhooks: napwakeWebhooks({
-      lookup: opts.lookup,
-      operatorUsername: opts.operatorUsername,
-      now: () => clock.now(),
-    }),
+    webhooks,
     certificates,
     logger: log,
     now,
     ready: opts.ready,
+    ...(opts.metrics ? { metrics: opts.metrics.admissionMetrics(webhooks.map((w) => w.name)) } : {}),
   });
   const address = await server.listen(config.host, config.port);
   log.info({ ...address, certSource: config.certSource }, "webhooks: serving");

@@ -43,8 +43,22 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
+/** What an admission request came to: as its handler decided, or its failurePolicy when the handler failed. */
+export const admissionResults = ["allowed", "refused", "failed-open", "failed-closed"] as const;
+export type AdmissionResult = (typeof admissionResults)[number];
+
+/** The webhook server's hooks. */
+export interface AdmissionMetrics {
+  /** An AdmissionReview answered by `webhook`, and how long its handler took. */
+  reviewed(webhook: string, result: AdmissionResult, durationMs: number): void;
+  /** A TLS handshake that failed: a caller that does not trust the serving certificate, most often. */
+  handshakeFailed(): void;
+}
+
 export interface NapwakeMetrics {
   readonly registry: Registry;
+  /** The admission webhooks' hooks; `webhooks` are the names to give series from the start. */
+  admissionMetrics(webhooks: readonly string[]): AdmissionMetrics;
   /** The work queue hooks of one controller (e.g. `managedworkload`, `optin`). */
   queueMetrics(controller: string): QueueMetrics;
   /** A workload was scaled to zero by Napwake. */
@@ -108,6 +122,28 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
     labelNames: ["source"] as const,
     registers,
   });
+  const admissionTotal = new Counter({
+    name: "napwake_webhook_requests_total",
+    help:
+      "AdmissionReviews answered, by webhook and result (failed-open, failed-closed: the handler failed and the " +
+      "webhook's failurePolicy answered).",
+    labelNames: ["webhook", "result"] as const,
+    registers,
+  });
+  const admissionDuration = new Histogram({
+    name: "napwake_webhook_request_duration_seconds",
+    help: "Time a webhook's handler took to answer an AdmissionReview, by webhook.",
+    labelNames: ["webhook"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers,
+  });
+  const handshakeFailures = new Counter({
+    name: "napwake_webhook_tls_handshake_errors_total",
+    help:
+      "TLS handshakes with the webhook server that failed: an API server that does not trust the serving " +
+      "certificate (a caBundle without its CA) fails every call this way.",
+    registers,
+  });
   pausesTotal.inc(0);
   for (const source of wakeSources) wakesTotal.inc({ source }, 0);
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
@@ -127,6 +163,19 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
           reconcileDuration.observe({ controller, priority }, durationMs / 1000);
         },
         waited: (priority: Priority, waitMs: number) => queueWait.observe({ priority }, waitMs / 1000),
+      };
+    },
+    admissionMetrics(webhooks) {
+      handshakeFailures.inc(0);
+      for (const webhook of webhooks) {
+        for (const result of admissionResults) admissionTotal.inc({ webhook, result }, 0);
+      }
+      return {
+        reviewed(webhook, result, durationMs) {
+          admissionTotal.inc({ webhook, result });
+          admissionDuration.observe({ webhook }, durationMs / 1000);
+        },
+        handshakeFailed: () => handshakeFailures.inc(),
       };
     },
     recordPause: () => pausesTotal.inc(),

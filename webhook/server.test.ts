@@ -5,6 +5,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCertificateAuthority, defaultPkiDeps, issueCertificate, type KeyPair } from "../certs/pki.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
+import { createMetrics, type NapwakeMetrics } from "../kube/metrics.ts";
 import type { AdmissionDecision } from "./admission.ts";
 import type { WebhookEntry } from "./registry.ts";
 import { createWebhookServer, type WebhookServer } from "./server.ts";
@@ -68,6 +69,11 @@ const boom = () => {
 };
 const webhooks: WebhookEntry[] = [
   entry("allow.validate.test.dev", "/allow", (): AdmissionDecision => ({ allowed: true })),
+  entry(
+    "deny.validate.test.dev",
+    "/deny",
+    (): AdmissionDecision => ({ allowed: false, code: 403, message: "no" }),
+  ),
   entry("boom.validate.test.dev", "/boom-open", boom),
   entry("boomclosed.validate.test.dev", "/boom-closed", boom, "Fail"),
   entry("slow.validate.test.dev", "/mutate", (r) => ({
@@ -215,7 +221,14 @@ describe("webhook server", () => {
     server = undefined;
   });
 
-  async function start(opts: { pair?: KeyPair | null; bodyLimitBytes?: number; ready?: () => boolean } = {}) {
+  async function start(
+    opts: {
+      pair?: KeyPair | null;
+      bodyLimitBytes?: number;
+      ready?: () => boolean;
+      metrics?: NapwakeMetrics;
+    } = {},
+  ) {
     const certs = certificateSource(opts.pair === null ? undefined : (opts.pair ?? issue()));
     const log = logs();
     server = createWebhookServer({
@@ -225,6 +238,7 @@ describe("webhook server", () => {
       now: () => new Date(),
       bodyLimitBytes: opts.bodyLimitBytes,
       ready: opts.ready,
+      ...(opts.metrics ? { metrics: opts.metrics.admissionMetrics(webhooks.map((w) => w.name)) } : {}),
     });
     const { port } = await server.listen("127.0.0.1", 0);
     return { port, certs, log, server };
@@ -293,6 +307,74 @@ describe("webhook server", () => {
     const reply = await post(port, "/allow", body, headers);
     expect(reply.status).toBe(status);
     expect(reply.body.message).toMatch(message);
+  });
+
+  it("counts each review by webhook and what it came to, a failure answered by failurePolicy apart", async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    const { port } = await start({ metrics });
+    for (const path of ["/allow", "/allow", "/deny", "/boom-open", "/boom-closed"])
+      await post(port, path, review());
+    const text = await metrics.text();
+    const count = (webhook: string, result: string) =>
+      new RegExp(`napwake_webhook_requests_total\\{webhook="${webhook}",result="${result}"\\} (\\d+)`).exec(
+        text,
+      )?.[1];
+    expect(count("allow.validate.test.dev", "allowed")).toBe("2");
+    expect(count("deny.validate.test.dev", "refused")).toBe("1");
+    expect(count("boom.validate.test.dev", "failed-open")).toBe("1");
+    expect(count("boomclosed.validate.test.dev", "failed-closed")).toBe("1");
+    // Every series is there before its first request, so rate() and absent() behave.
+    expect(count("slow.validate.test.dev", "failed-closed")).toBe("0");
+    expect(text).toMatch(
+      /napwake_webhook_request_duration_seconds_count\{webhook="allow.validate.test.dev"\} 2/,
+    );
+  });
+
+  it("warns, at most once a minute, and counts every TLS handshake a caller refused", async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    const { port, log } = await start({ metrics });
+    const other = createCertificateAuthority(
+      { commonName: "other", notBefore: new Date(), validForMs: 3600_000 },
+      pki,
+    );
+    // An API server whose caBundle holds another CA than the one the serving certificate chains to.
+    const refuse = () =>
+      new Promise<string>((resolve) => {
+        const socket = connect({ host: "127.0.0.1", port, servername, ca: other.certPem });
+        socket.on("secureConnect", () => resolve("connected"));
+        socket.on("error", (err) => resolve((err as { code?: string }).code ?? err.message));
+      });
+    expect(await refuse()).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE");
+    expect(await refuse()).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await metrics.text()).toMatch(/napwake_webhook_tls_handshake_errors_total 2/);
+    const warnings = log.lines.filter((l) => String(l.msg).includes("TLS handshake failed"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.msg).toMatch(/caBundle does not hold the CA of the serving certificate/);
+  });
+
+  it("keeps an idle connection longer than the API server does (90 s), so it is never closed under a call", async () => {
+    const { port } = await start();
+    const keepAlive = await new Promise<unknown>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/healthz",
+          ca: ca.certPem,
+          servername,
+          agent: new Agent({ keepAlive: true }),
+        },
+        (res) => {
+          res.resume();
+          resolve(res.headers["keep-alive"]);
+          req.destroy();
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect(keepAlive).toBe("timeout=120");
   });
 
   it("answers a failing fail-open handler with allowed, a warning and a log line", async () => {

@@ -4,6 +4,7 @@ import fastify, { type FastifyError } from "fastify";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
 import { listenOnEveryFamily, reportLaterErrors } from "../kube/listen.ts";
+import type { AdmissionMetrics, AdmissionResult } from "../kube/metrics.ts";
 import { type AdmissionDecision, admissionReview, parseAdmissionReview } from "./admission.ts";
 import { checkRegistry, type WebhookEntry } from "./registry.ts";
 
@@ -20,9 +21,17 @@ export interface WebhookServerOptions {
   ready?: () => boolean;
   /** Time to receive a whole request; protects against slow clients. */
   requestTimeoutMs?: number;
-  /** How long an idle kept-alive connection stays open (fastify's default: 72 s). */
+  /**
+   * How long an idle kept-alive connection stays open. Default 120 s: longer than the API server keeps an idle
+   * connection (90 s), so it is the API server that closes one, never this server just as a call is sent on it
+   * (which fails that call, and the ManagedWorkload webhook fails closed).
+   */
   keepAliveTimeoutMs?: number;
+  metrics?: AdmissionMetrics;
 }
+
+/** At most one warning a minute about failed TLS handshakes: every call fails so when the caBundle is wrong. */
+const handshakeWarningEveryMs = 60_000;
 
 export interface WebhookServer {
   /** Listens on `host:port` (port 0: any free port) and resolves to the actual address. */
@@ -65,10 +74,22 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     return503OnClosing: false,
     forceCloseConnections: "idle",
     requestTimeout: options.requestTimeoutMs ?? 10_000,
-    ...(options.keepAliveTimeoutMs ? { keepAliveTimeout: options.keepAliveTimeoutMs } : {}),
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 120_000,
   });
 
   const unsubscribe = tls.follow(app.server as HttpsServer);
+  let handshakeWarnedAtMs = Number.NEGATIVE_INFINITY;
+  app.server.on("tlsClientError", (err: Error) => {
+    options.metrics?.handshakeFailed();
+    const atMs = now().getTime();
+    if (atMs - handshakeWarnedAtMs < handshakeWarningEveryMs) return;
+    handshakeWarnedAtMs = atMs;
+    logger.warn(
+      { err: err.message },
+      "webhook server: a TLS handshake failed (if the API server's calls fail so, the webhook configurations' " +
+        "caBundle does not hold the CA of the serving certificate); warned at most once a minute",
+    );
+  });
 
   const isReady = () => tls.loaded() && !closing && (options.ready?.() ?? true);
 
@@ -120,7 +141,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         return reply.code(400).send({ message: `malformed AdmissionReview: ${parsed.error}` });
       }
       const started = now().getTime();
-      const decision = decide(entry, parsed.request, logger);
+      const { decision, result } = decide(entry, parsed.request, logger);
+      options.metrics?.reviewed(entry.name, result, now().getTime() - started);
       const review = admissionReview(parsed.request.uid, decision);
       if (!decision.allowed) {
         logger.info(
@@ -161,22 +183,21 @@ function decide(
   entry: WebhookEntry,
   request: Parameters<WebhookEntry["handle"]>[0],
   logger: Logger,
-): AdmissionDecision {
+): { decision: AdmissionDecision; result: AdmissionResult } {
   try {
-    return entry.handle(request);
+    const decision = entry.handle(request);
+    return { decision, result: decision.allowed ? "allowed" : "refused" };
   } catch (error) {
     logger.error(
       { err: error, webhook: entry.name, uid: request.uid, namespace: request.namespace, name: request.name },
       `webhook: handler failed, answering per failurePolicy ${entry.failurePolicy}`,
     );
     if (entry.failurePolicy === "Ignore") {
-      return { allowed: true, warnings: [`napwake webhook ${entry.name} failed and let this write through`] };
+      const warnings = [`napwake webhook ${entry.name} failed and let this write through`];
+      return { decision: { allowed: true, warnings }, result: "failed-open" };
     }
-    return {
-      allowed: false,
-      code: 500,
-      message: `napwake webhook ${entry.name} failed internally: ${errorMessage(error)}. Retry; if it persists, see the napwake logs.`,
-    };
+    const message = `napwake webhook ${entry.name} failed internally: ${errorMessage(error)}. Retry; if it persists, see the napwake logs.`;
+    return { decision: { allowed: false, code: 500, message }, result: "failed-closed" };
   }
 }
 
