@@ -102,6 +102,18 @@ describe("caFromSecret", () => {
     expect("problem" in parsed && parsed.problem).toContain("Fix: delete the Secret");
   });
 
+  it("refuses a CA not valid yet, whose leaves the API server would refuse, until its time comes", () => {
+    const ahead = createCertificateAuthority(
+      { commonName: "ahead", notBefore: new Date(now.getTime() + hour), validForMs: hour },
+      pki,
+    );
+    const parsed = caFromSecret(secret(ahead), now);
+    expect("problem" in parsed && parsed.problem).toMatch(
+      /holds a CA valid only from .* it is taken up then/,
+    );
+    expect("ca" in caFromSecret(secret(ahead), new Date(now.getTime() + hour))).toBe(true);
+  });
+
   it("refuses an expired CA", () => {
     const parsed = caFromSecret(secret(ca), new Date(now.getTime() + 2 * hour));
     expect("problem" in parsed && parsed.problem).toMatch(/expired/);

@@ -92,6 +92,16 @@ export function caFromSecret(
     if (notAfter.getTime() <= now.getTime()) {
       return { problem: `${where} holds a CA that expired at ${notAfter.toISOString()}. ${fix}` };
     }
+    // Served from now, its leaves would be refused as not yet valid (the API server's clock is this one's, near
+    // enough): a CA made on a clock ahead is taken up when its time comes.
+    const notBefore = cert.validFromDate;
+    if (notBefore.getTime() > now.getTime()) {
+      return {
+        problem:
+          `${where} holds a CA valid only from ${notBefore.toISOString()} (made on a clock ahead of this one); ` +
+          `it is taken up then. ${fix}`,
+      };
+    }
     return { ca, notAfter };
   } catch (error) {
     return {
