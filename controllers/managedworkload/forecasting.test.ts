@@ -652,6 +652,40 @@ describe("the forecast book", () => {
       expect(after?.state).toBe(shown?.state);
     });
 
+    it.each([
+      { savedAt: "in the past", given: new Date(now - 2 * 60_000).toISOString() },
+      {
+        savedAt: "ahead of the clock (a replica whose clock ran ahead)",
+        given: new Date(now + 2 * 60_000).toISOString(),
+      },
+      { savedAt: "unreadable (read as now)", given: "yesterday-ish" },
+    ])(
+      "does not take its own save, shown by a cache a write behind, for one made elsewhere: restored from a savedAt $savedAt",
+      ({ given }) => {
+        const book = new ForecastBook();
+        const spec = { forecast: { history: "None" as const } };
+        let status: PredictionStatus = {
+          phase: "x",
+          confidence: 0,
+          state: dailyPatternState(now, 21),
+          savedAt: given,
+        };
+        status = book.look("k", mw(spec, status), now, 30 * 60_000, now).prediction ?? status;
+        // Every minute, status following each look and the workload active, up to the engine's first own save.
+        let t = now + 60_000;
+        for (; ; t += 60_000) {
+          const look = book.look("k", mw(spec, status), t, 30 * 60_000, t);
+          if (look.prediction?.savedAt !== status.savedAt) break;
+          status = look.prediction ?? status;
+        }
+        // The save's status write has not landed (or failed): the cache shows the status from before it.
+        const lagging = book.look("k", mw(spec, status), t + 60_000, 30 * 60_000, t + 60_000).prediction;
+        expect(lagging?.savedAt).toBe(new Date(t).toISOString());
+        const engine = decodeEngine(lagging?.state ?? "", forecastConfig());
+        expect(engine.ok && historyAt(engine.value, slotOf(now + 15 * 60_000))).toBe(1);
+      },
+    );
+
     it("reads an unreadable savedAt as now instead of failing every reconcile", () => {
       const state = dailyPatternState(now, 21);
       const status = { phase: "x", confidence: 0, state, savedAt: "yesterday-ish" };

@@ -128,16 +128,17 @@ type Entry = {
   /** Why a long gap reset the engine, told with what its history then brings (the reset is not saved before). */
   resetNote: string | null;
   /**
-   * The save times (status.prediction.savedAt) of the saves status may show that are not news, besides the one
-   * it shows: the one this engine was restored from and its own last ones (a save's status write may land late,
-   * or fail). A save status
-   * shows with any other time was made elsewhere since (an old leader's last write landing late; the cache only
-   * moves forward), and this engine would overwrite it: it is restored from instead.
+   * The save times (status.prediction.savedAt) status may show that are not news: the one this engine was
+   * restored from as status had it and as this engine shows it (a time ahead of the clock, or unreadable, is shown
+   * as the restore's), and those of its own last saves (a save's status write may land late, or fail). A save
+   * status shows with any other time was made elsewhere since (an old leader's last write landing late; the
+   * cache only moves forward), and this engine would overwrite it: it is restored from instead.
    */
-  savesSeen: string[];
+  restoredSaves: string[];
+  ownSaves: string[];
 };
 
-/** Own saves remembered in `savesSeen`: a day of hourly saves whose status writes could all have failed. */
+/** Own saves remembered: a day of hourly saves whose status writes could all have failed. */
 const OWN_SAVES_SEEN = 24;
 
 const SUSPENDED_MESSAGE =
@@ -244,8 +245,8 @@ export class ForecastBook {
       ours !== undefined &&
       shown?.state !== undefined &&
       shown.savedAt !== undefined &&
-      shown.savedAt !== (ours.savedAtMs === null ? undefined : iso(ours.savedAtMs)) &&
-      !ours.savesSeen.includes(shown.savedAt);
+      !ours.restoredSaves.includes(shown.savedAt) &&
+      !ours.ownSaves.includes(shown.savedAt);
     const entry = ours && !savedElsewhere ? ours : this.#restore(mw, nowMs, config, ours?.unsent ?? []);
     this.#entries.set(key, entry);
     entry.off = false;
@@ -315,8 +316,7 @@ export class ForecastBook {
       if (encoded.ok) {
         entry.state = encoded.value;
         entry.savedAtMs = nowMs;
-        const [restoredFrom, ...own] = entry.savesSeen;
-        entry.savesSeen = [restoredFrom ?? "", ...[...own, iso(nowMs)].slice(-OWN_SAVES_SEEN)];
+        entry.ownSaves = [...entry.ownSaves, iso(nowMs)].slice(-OWN_SAVES_SEEN);
       } else if (encoded.error.code !== "oversized" && entry.savedAtMs !== null) {
         // Read, but what it learned since cannot be written back (values that overflowed): a saved state damaged
         // beyond what the codec checks field by field. Kept, it would warn every hour, and status would keep the
@@ -324,7 +324,8 @@ export class ForecastBook {
         // saved nothing, so it is not discarded in turn).
         const fresh = this.#fresh(mw, nowMs, config, restoredThreshold(entry.shownThreshold, config));
         const why = `could not be learned on (${encoded.error.message})`;
-        const replaced = { ...fresh, unsent: entry.unsent, savesSeen: entry.savesSeen };
+        const { restoredSaves, ownSaves } = entry;
+        const replaced = { ...fresh, unsent: entry.unsent, restoredSaves, ownSaves };
         this.#entries.set(key, discarded(replaced, why));
         return this.look(key, mw, nowMs, idleWindowMs, knownActivityMs, activityWatched);
       } else {
@@ -554,7 +555,8 @@ export class ForecastBook {
       suspendedSinceMs: null,
       suspensionAnnounced: false,
       resetNote: null,
-      savesSeen: [],
+      restoredSaves: [],
+      ownSaves: [],
     };
   }
 
@@ -567,7 +569,7 @@ export class ForecastBook {
     const fresh = (): Entry => ({
       ...this.#fresh(mw, nowMs, config, threshold),
       unsent: [...unsent],
-      savesSeen: [prediction?.savedAt ?? ""],
+      restoredSaves: prediction?.savedAt === undefined ? [] : [prediction.savedAt],
     });
     const discard = (why: string) => discarded(fresh(), why);
     if (saved === undefined) return fresh();
@@ -596,6 +598,7 @@ export class ForecastBook {
       openWatched: false,
       savedAtMs,
       saveDueAtMs: savedAtMs + hourMs,
+      restoredSaves: [...fresh().restoredSaves, iso(savedAtMs)],
       state: saved,
       history: "settled",
       off: false,
