@@ -39,6 +39,39 @@ export function timeOf(value: string | undefined | null): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+// Fractions to the nanosecond at most, as Kubernetes writes times: the status that records a stamp (such as
+// lastHandledPauseRequest) has room for no more, and a stamp it could not record would block every status write.
+const rfc3339Pattern =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** RFC 3339 date-time. Strict about the calendar: `Date.parse` alone accepts February 30th. */
+export function isRfc3339(value: string): boolean {
+  const m = rfc3339Pattern.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  if (m[10] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) return false;
+  return true;
+}
+
+/**
+ * A stamp's time (an annotation such as napwake.dev/pause-requested) in ms, or null when absent or not a time the
+ * webhook admits: one stored before the webhook checked it, or while it was off, is not acted on, so what status
+ * records of it always fits.
+ */
+export function stampTimeOf(value: string | undefined): number | null {
+  return value !== undefined && isRfc3339(value) ? timeOf(value) : null;
+}
+
 /**
  * Stamps from other clocks (a laptop's `kubectl napwake pause|resume`, the doorman's host) may be a little
  * ahead of this one: up to this much they count as now rather than being ignored until a later check. Further

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { isRfc3339 } from "../api/meta.ts";
 import {
   type AnnotatedKind,
   annotationProblem,
   editDistance,
-  isRfc3339,
   type Metadata,
   metadataProblems,
 } from "./metadata-rules.ts";

@@ -1,5 +1,5 @@
 import { annotations, group, labels } from "../api/keys.ts";
-import { CLOCK_SKEW_MS, farAhead } from "../api/meta.ts";
+import { CLOCK_SKEW_MS, farAhead, isRfc3339 } from "../api/meta.ts";
 
 /**
  * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
@@ -230,30 +230,6 @@ export function isDnsSubdomain(value: string): boolean {
   return (
     value.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(value)
   );
-}
-
-// Fractions to the nanosecond at most, as Kubernetes writes times: the status that records a stamp (such as
-// lastHandledPauseRequest) has room for no more, and a stamp it could not record would block every status write.
-const rfc3339Pattern =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/;
-
-/** RFC 3339 date-time. Strict about the calendar: `Date.parse` alone accepts February 30th. */
-export function isRfc3339(value: string): boolean {
-  const m = rfc3339Pattern.exec(value);
-  if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
-  if (hour > 23 || minute > 59 || second > 59) return false;
-  if (m[10] !== undefined && (Number(m[10]) > 23 || Number(m[11]) > 59)) return false;
-  return true;
 }
 
 /** " Did you mean <k>?" for the known key closest to a misspelt `key` (a few edits away), or "". */

@@ -950,6 +950,18 @@ describe("decide: CPU while a pre-woken workload starts", () => {
 });
 
 describe("decide: kubectl napwake requests", () => {
+  it("does not act on a pause stamped finer than the webhook admits, whose record would not fit status", () => {
+    const awake = withPaused(awakeFor(5), "False", "Active", "the workload is awake", t0 - 60 * min);
+    // Stored before the webhook checked stamps, or while it was off: Date.parse reads it, status has no room.
+    const stamp = `${iso(t0 - 2_000).slice(0, -1)}${"1".repeat(40)}Z`;
+    expect(Date.parse(stamp)).not.toBeNaN();
+    const d = decide(
+      observe({ mw: mw({}, awake, { annotations: { [annotations.pauseRequested]: stamp } }) }),
+    );
+    expect(d.writes).not.toContainEqual({ kind: "scale", from: 3, to: 0 });
+    expect(d.status.lastHandledPauseRequest).toBeUndefined();
+  });
+
   it.each([
     { what: "the same time as the pause request that paused it", afterMs: 0 },
     { what: "after that request, though before the reconcile that made the pause", afterMs: 1 },

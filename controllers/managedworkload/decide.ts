@@ -40,7 +40,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { farAhead, pausedFromOf, timeOf } from "../../api/meta.ts";
+import { farAhead, pausedFromOf, stampTimeOf, timeOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
@@ -1054,7 +1054,10 @@ function resumeAfterHandledPause(obs: Observation): boolean {
  */
 function manualRequests(obs: Observation): { pause: number | null; resume: number | null } {
   const a = obs.mw.metadata.annotations ?? {};
-  return { pause: timeOf(a[annotations.pauseRequested]), resume: timeOf(a[annotations.resumeRequested]) };
+  return {
+    pause: stampTimeOf(a[annotations.pauseRequested]),
+    resume: stampTimeOf(a[annotations.resumeRequested]),
+  };
 }
 
 /** Why idleness cannot be trusted right now, or null: a pause needs a fresh, complete measurement. */
