@@ -13,6 +13,8 @@ export interface WatchedCache<T extends KubernetesObject> {
    * function returned removes it (a controller's stop, so terms do not pile up).
    */
   onChange(listener: (obj: T) => void): () => void;
+  /** Why the object of that name is left out of `cache` (it exists but cannot be read), or null. */
+  leftOut(name: string, namespace?: string): string | null;
 }
 
 /** What a cache reports: objects it leaves out, and listeners that threw. */
@@ -66,6 +68,10 @@ export function watchedCache<T extends KubernetesObject>(
         return readable(o) ? o : undefined;
       },
       list: (namespace) => inner.list(namespace).filter(readable),
+    },
+    leftOut(name, namespace) {
+      const o = inner.get(name, namespace);
+      return o === undefined ? null : unreadable(o);
     },
     onChange(listener) {
       listeners.push(listener);

@@ -1,8 +1,10 @@
 import type { KubernetesObject, V1ObjectMeta } from "@kubernetes/client-node";
 import { expect, it, vi } from "vitest";
 import { annotations, labels } from "../../api/keys.ts";
+import { unreadableManagedWorkload } from "../../api/managedworkload.ts";
 import { workloadObjectName } from "../../api/names.ts";
 import { systemClock } from "../../kube/clock.ts";
+import { watchedCache } from "../watched-cache.ts";
 import { namesakesOf, startOptInController } from "./controller.ts";
 
 /** A workload name too long for `<name>.deployment`: its opt-in name is cut and hashed. */
@@ -71,7 +73,14 @@ async function optInOnce(world: { deployments: Obj[]; managedWorkloads?: Obj[]; 
       deployments: cached(world.deployments),
       statefulSets: cached([]),
       namespaces: cached([{ metadata: { name: "shop" } }]),
-      managedWorkloads: cached(world.managedWorkloads ?? []),
+      // As startCaches makes it: one stored without a spec is left out.
+      managedWorkloads: watchedCache(
+        cached(world.managedWorkloads ?? []).cache as never,
+        { on: () => undefined },
+        {
+          unreadable: unreadableManagedWorkload as never,
+        },
+      ),
       scaledObjects: cached(world.scaledObjects ?? []),
     } as never,
     custom: {
@@ -162,6 +171,30 @@ it("warns, on the workload, that another ManagedWorkload holds the name opting i
       type: "Warning",
       reason: "Refused",
       note: expect.stringMatching(/already manages Deployment api; rename or delete it/),
+    },
+  ]);
+});
+
+it("warns, on the workload, that a ManagedWorkload it cannot read holds the name opting it in needs", async () => {
+  const { events, warnings } = await optInOnce({
+    deployments: [deployment(2, { labels: { [labels.managed]: "true" } })],
+    // Stored without a spec by a CRD that did not require one.
+    managedWorkloads: [
+      {
+        apiVersion: "napwake.dev/v1alpha1",
+        kind: "ManagedWorkload",
+        metadata: { name: "web.deployment", namespace: "shop" },
+      },
+    ],
+  });
+  expect(warnings).toEqual(["opt-in refused"]);
+  expect(events).toMatchObject([
+    {
+      type: "Warning",
+      reason: "Refused",
+      note: expect.stringMatching(
+        /web\.deployment cannot be read \(it has no spec\.targetRef.*\), so it manages nothing; rename or delete it/,
+      ),
     },
   ]);
 });

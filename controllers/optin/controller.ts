@@ -127,9 +127,13 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
         | undefined;
       const wanted = mw.spec.targetRef;
       const other = holder?.spec.targetRef;
-      if (!other || (other.kind === wanted.kind && other.name === wanted.name)) return true;
+      const unreadable = caches.managedWorkloads.leftOut(mw.metadata.name, mw.metadata.namespace);
+      if (!unreadable && (!other || (other.kind === wanted.kind && other.name === wanted.name))) return true;
+      const held = other
+        ? `already manages ${other.kind} ${other.name}`
+        : `cannot be read (${unreadable}), so it manages nothing`;
       const note =
-        `not opted in: ManagedWorkload ${mw.metadata.name} already manages ${other.kind} ${other.name}; ` +
+        `not opted in: ManagedWorkload ${mw.metadata.name} ${held}; ` +
         `rename or delete it, or write a ManagedWorkload of another name for ${wanted.kind} ${wanted.name}`;
       deps.log.warn({ workload: `${workload.namespace}/${workload.name}`, why: note }, "opt-in refused");
       await deps.events.skip({
