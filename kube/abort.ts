@@ -61,15 +61,25 @@ export function deadline(
 }
 
 /**
- * `send`'s request, given `ms` to answer: past that it is aborted, so its connection is closed rather than left
- * open until the client's own timeout (minutes), and the promise rejects with `message`.
+ * `work`, given `ms` to finish: past that its signal aborts (so its requests are closed rather than left open until
+ * the client's own timeout, minutes) and the promise rejects with `message`.
  */
+export function withinDeadlineOf<T>(
+  ms: number,
+  message: string,
+  work: (signal: AbortSignal) => Promise<T>,
+  clock: Clock = systemClock,
+): Promise<T> {
+  const limit = deadline(ms, message, clock);
+  return untilAborted(work(limit.signal), limit.signal).finally(limit.clear);
+}
+
+/** One API request, `send`, given `ms` to answer (see withinDeadlineOf). */
 export function withinDeadline<T>(
   ms: number,
   message: string,
   send: (options: ConfigurationOptions) => Promise<T>,
   clock: Clock = systemClock,
 ): Promise<T> {
-  const limit = deadline(ms, message, clock);
-  return untilAborted(send(abortableBy(limit.signal)), limit.signal).finally(limit.clear);
+  return withinDeadlineOf(ms, message, (signal) => send(abortableBy(signal)), clock);
 }

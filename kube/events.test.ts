@@ -203,7 +203,7 @@ describe("EventRecorder", () => {
     await clock.advance(5_000);
     expect(await result).toBe("failed");
     // The request was made abortable, so giving up also closes its connection.
-    expect(options).toBeDefined();
+    expect((options as { middleware?: unknown[] }).middleware).toHaveLength(1);
   });
 
   it("sends two identical skips made at the same time once", async () => {

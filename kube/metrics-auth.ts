@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AuthenticationV1Api, AuthorizationV1Api } from "@kubernetes/client-node";
-import { abortableBy, deadline, untilAborted } from "./abort.ts";
+import { abortableBy, withinDeadlineOf } from "./abort.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { Lru } from "./events.ts";
 
@@ -156,25 +156,17 @@ export function createAccessCheck(options: AccessCheckOptions): (token: string) 
   const inFlight = new Map<string, Promise<Verdict>>();
 
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const ask = async (token: string): Promise<Verdict> => {
-    const limit = deadline(
+  const ask = (token: string): Promise<Verdict> =>
+    withinDeadlineOf(
       timeoutMs,
       `the API server did not review the token within ${timeoutMs} ms`,
+      async (signal) => {
+        const user = await options.authenticator.authenticate(token, signal);
+        if (!user) return "unauthenticated";
+        return (await options.authorizer.allowed(user, options.attributes, signal)) ? "allowed" : "forbidden";
+      },
       clock,
     );
-    const { signal } = limit;
-    try {
-      const user = await untilAborted(options.authenticator.authenticate(token, signal), signal);
-      if (!user) return "unauthenticated";
-      const allowed = await untilAborted(
-        options.authorizer.allowed(user, options.attributes, signal),
-        signal,
-      );
-      return allowed ? "allowed" : "forbidden";
-    } finally {
-      limit.clear();
-    }
-  };
 
   return (token) => {
     const key = tokenKey(token);

@@ -119,8 +119,13 @@ describe("the ManagedWorkload CRD", () => {
       message: /spec\.idle\.window must be at most 168h \(7 days\)/,
     },
     {
-      name: "a ManagedWorkload without a spec (an empty `spec:` in YAML)",
+      name: "a ManagedWorkload without a spec",
       spec: undefined as unknown as Spec,
+      message: /spec is required: set spec\.targetRef to the Deployment or StatefulSet to manage/,
+    },
+    {
+      name: "a ManagedWorkload whose spec is null (an empty `spec:` in YAML)",
+      spec: null as unknown as Spec,
       message: /spec is required: set spec\.targetRef to the Deployment or StatefulSet to manage/,
     },
     {
