@@ -422,9 +422,15 @@ describe("certificate manager", () => {
     expect(m.caPem()).toBe(ca);
   });
 
-  it("retries later when it cannot issue", async () => {
+  it("retries later when it cannot issue from a CA someone supplied that has expired", async () => {
     const memory = memoryStore();
     const clock = fakeClock();
+    memory.replaceCa(
+      createCertificateAuthority(
+        { commonName: "supplied", notBefore: clock.now(), validForMs: 20 * hour },
+        pki,
+      ),
+    );
     const m = createCertificateManager({
       secrets: memory.store,
       caSecret: ref,
@@ -443,6 +449,51 @@ describe("certificate manager", () => {
     clock.advance(7 * hour); // past the CA's expiry when the renewal fires
     await clock.fire();
     expect(clock.pending()).toEqual([5_000]);
+  });
+
+  it("replaces its own CA two thirds into its life, and keeps the old one trusted until every replica follows", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const opts = { caValidForMs: 30 * 24 * hour };
+    const first = manager(memory.store, clock, 24 * hour, opts);
+    const second = manager(memory.store, clock, 24 * hour, opts);
+    await first.start();
+    await second.start();
+    const old = first.caPem();
+    clock.advance(19 * 24 * hour);
+    await first.refresh([old ?? ""], [old ?? ""]);
+    expect(first.caPem()).toBe(old); // not yet: two thirds of 30 days is 20
+    clock.advance(24 * hour);
+    await first.refresh([old ?? ""], [old ?? ""]);
+    const stored = memory.secrets.get("napwake-system/napwake-webhook-ca");
+    const replacement = Buffer.from(stored?.data?.["tls.crt"] ?? "", "base64").toString();
+    expect(fingerprint(replacement)).not.toBe(fingerprint(old));
+    expect(stored?.metadata?.labels).toEqual({ "app.kubernetes.io/name": "napwake" });
+    // Both CAs in the caBundle; each replica serves from the old one until that bundle is published.
+    expect(cas(first.caBundlePem())).toEqual([fingerprint(replacement), fingerprint(old)]);
+    expect(first.caPem()).toBe(old);
+    first.bundlePublished(first.caBundlePem() ?? "");
+    expect(first.caPem()).toBe(replacement);
+    const bundle = splitCertificates(first.caBundlePem() ?? "");
+    await second.refresh(bundle, bundle);
+    expect(second.caPem()).toBe(replacement);
+    expect(second.caBundlePem()).toBe(first.caBundlePem());
+  });
+
+  it("leaves a CA someone supplied to them, however old", async () => {
+    const memory = memoryStore();
+    const clock = fakeClock(new Date());
+    const supplied = createCertificateAuthority(
+      { commonName: "supplied", notBefore: clock.now(), validForMs: 30 * 24 * hour },
+      pki,
+    );
+    memory.replaceCa(supplied);
+    const m = manager(memory.store, clock);
+    await m.start();
+    clock.advance(25 * 24 * hour);
+    await m.refresh([supplied.certPem], [supplied.certPem]);
+    expect(m.caPem()).toBe(supplied.certPem);
+    expect(memory.calls.updates).toBe(0);
   });
 
   it("stops renewing when stopped", async () => {

@@ -19,11 +19,13 @@ import {
   withRetiredCas,
 } from "./retired-cas.ts";
 import {
+  caDueForReplacement,
   caFromSecret,
   caSecret,
   defaultCaValidForMs,
   defaultServingValidForMs,
   delayUntil,
+  ownCaLabel,
   renewalTime,
   type SecretRef,
   servingLifetimeMs,
@@ -190,22 +192,48 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
   let timer: unknown;
   let stopped = false;
 
+  function newCa(): KeyPair {
+    return createCertificateAuthority(
+      {
+        // An X.509 PrintableString: letters, digits and a few marks; Go refuses a CA named with '@' or '_'.
+        commonName: `napwake-webhook-ca-${now().getTime()}`,
+        notBefore: now(),
+        validForMs: options.caValidForMs ?? defaultCaValidForMs,
+      },
+      pki,
+    );
+  }
+
+  /**
+   * Writes a new CA over an aging one of Napwake's (see `caDueForReplacement`), only if the Secret is unchanged
+   * since `secret` was read (a replica that lost the race reads the winner's). The old CA is then a replaced one,
+   * as after a Secret deleted by hand. Returns the Secret as it now stands; a write that fails is logged, and the
+   * old CA serves on until the next attempt.
+   */
+  async function replaceAgingCa(secret: V1Secret): Promise<V1Secret | undefined> {
+    const fresh = caSecret(options.caSecret, newCa());
+    try {
+      const outcome = await options.secrets.update({ ...secret, data: fresh.data });
+      // A conflict: another replica replaced it first, or the Secret changed; the read below shows which.
+      if (outcome === "updated") {
+        logger.info({ secret: secretName }, "certificates: the CA was past two thirds of its life; replaced");
+      }
+    } catch (error) {
+      logger.warn(
+        { err: error, secret: secretName },
+        "certificates: could not replace the aging CA; retrying later",
+      );
+      return secret;
+    }
+    return options.secrets.read(options.caSecret);
+  }
+
   async function readOrCreateCa(): Promise<V1Secret> {
     const ref = options.caSecret;
     let secret = await options.secrets.read(ref);
+    if (secret && caDueForReplacement(secret, now())) secret = await replaceAgingCa(secret);
     if (!secret) {
-      const fresh = createCertificateAuthority(
-        {
-          // An X.509 PrintableString: letters, digits and a few marks; Go refuses a CA named with '@' or '_'.
-          commonName: `napwake-webhook-ca-${now().getTime()}`,
-          notBefore: now(),
-          validForMs: options.caValidForMs ?? defaultCaValidForMs,
-        },
-        pki,
-      );
-      const outcome = await options.secrets.create(
-        caSecret(ref, fresh, { "app.kubernetes.io/name": "napwake" }),
-      );
+      const outcome = await options.secrets.create(caSecret(ref, newCa(), ownCaLabel));
       logger.info(
         { secret: `${ref.namespace}/${ref.name}`, outcome },
         "certificates: CA Secret created or found",

@@ -61,6 +61,27 @@ export function caSecret(ref: SecretRef, ca: KeyPair, labels: Record<string, str
   };
 }
 
+/** The label Napwake gives the CA Secret it creates: only such a CA is replaced by Napwake when it ages. */
+export const ownCaLabel = { "app.kubernetes.io/name": "napwake" } as const;
+
+/**
+ * Whether the CA in `secret` is Napwake's own and past two thirds of its life (or expired): then it is replaced
+ * in the Secret, a third of its life ahead, so the replaced-CA hand-over (both CAs in the caBundle until every
+ * replica follows) has years to run, where serving certificates cut at the CA's expiry would otherwise shorten
+ * to nothing and the webhooks stop. A CA someone supplied is theirs to replace.
+ */
+export function caDueForReplacement(secret: V1Secret, now: Date): boolean {
+  const ours = Object.entries(ownCaLabel).every(([k, v]) => secret.metadata?.labels?.[k] === v);
+  const certB64 = secret.data?.["tls.crt"];
+  if (!ours || !certB64) return false;
+  try {
+    const cert = new X509Certificate(Buffer.from(certB64, "base64").toString("utf8"));
+    return now.getTime() >= renewalTime(cert.validFromDate, cert.validToDate).getTime();
+  } catch {
+    return false;
+  }
+}
+
 /** The CA in `secret`, or what is wrong with it and how to fix it. */
 export function caFromSecret(
   secret: V1Secret,
