@@ -206,6 +206,15 @@ describe("EventRecorder", () => {
     expect((options as { middleware?: unknown[] }).middleware).toHaveLength(1);
   });
 
+  it("sends the skips of 20,000 objects once, though every check goes through them all", async () => {
+    const { created, rec } = recorder();
+    const objects = Array.from({ length: 20_000 }, (_, i) => ({ ...web, name: `web-${i}`, uid: `uid-${i}` }));
+    for (let check = 0; check < 2; check++) {
+      for (const regarding of objects) await rec.skip(skip({ regarding }));
+    }
+    expect(created).toHaveLength(20_000);
+  });
+
   it("sends two identical skips made at the same time once", async () => {
     const { created, rec } = recorder();
     expect(await Promise.all([rec.skip(skip()), rec.skip(skip())])).toEqual(["sent", "suppressed"]);

@@ -146,7 +146,11 @@ export interface EventRecorderOptions {
   client: EventsClient;
   /** This replica: the pod name. */
   reportingInstance: string;
-  /** How many objects to remember the sent skips of, for de-duplication. Default 10,000. */
+  /**
+   * How many objects to remember the sent skips of, for de-duplication. Default 100,000: more objects skipping
+   * than it remembers would have every check send their skips again (each check goes through them all, so the
+   * least recently used is always the next one); an entry is a few hundred bytes.
+   */
   dedupCapacity?: number;
   /**
    * How long one Event may take to write. Default 5 s: reconciles wait for their Events, and a slow events
@@ -168,7 +172,7 @@ export class EventRecorder {
   constructor(opts: EventRecorderOptions) {
     this.#opts = opts;
     this.#clock = opts.clock ?? systemClock;
-    this.#sent = new Lru(opts.dedupCapacity ?? 10_000);
+    this.#sent = new Lru(opts.dedupCapacity ?? 100_000);
   }
 
   /**
