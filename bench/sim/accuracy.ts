@@ -2,8 +2,8 @@
 // the mean absolute error seasonal-naive (the same slot a week before) made in sample, over the two weeks of
 // history the forecast was made from. Relative MAE: mean absolute error divided by that of seasonal-naive on the
 // same held-out slots. Every forecaster forecasts the same 24 h from the same origins (each midnight once two
-// weeks of history exist) from the same two weeks of history; the engine's incremental one-step forecast is
-// scored on the same slots as well.
+// weeks of history exist) from all the history before the origin (the engine keeps what it learned of it, the
+// library fits it afresh); the engine's incremental one-step forecast is scored on the same slots as well.
 
 import {
   createEngine,
@@ -101,10 +101,8 @@ export function evaluateAccuracy(
     // Same origins for every forecaster: none while the engine has no model yet.
     if (engineForecast.length > 0) {
       scoreDay(engineDay, values, index, engineForecast);
-      if (library) {
-        const history = values.slice(index - HISTORY_SLOTS, index);
-        scoreDay(libraryDay, values, index, Array.from(library(history, horizon)));
-      }
+      // All the history before the origin, as the engine has learned it.
+      if (library) scoreDay(libraryDay, values, index, Array.from(library(values.slice(0, index), horizon)));
     }
     engine = observe(engine, point, config).engine;
   });

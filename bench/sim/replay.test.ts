@@ -9,6 +9,7 @@ import {
   type Policy,
   replayPolicy,
   serveRequest,
+  slotClosedAt,
   startSim,
   WAKE_MS,
 } from "./replay.ts";
@@ -158,5 +159,19 @@ describe("replay with an awake budget", () => {
     const budgeted = run({ awakeBudget: true });
     expect(fixed.awakeHours).toBeGreaterThan(timeout.awakeHours);
     expect(budgeted.awakeHours).toBeLessThan(fixed.awakeHours);
+  });
+});
+
+describe("the slot a check learns", () => {
+  const slotStart = slotOf(Date.parse("2026-11-23T10:00:00Z")) * SLOT_MS;
+  it.each([
+    {
+      what: "the slot that closes at a check on its end, before the check decides",
+      at: slotStart,
+      want: slotOf(slotStart) - 1,
+    },
+    { what: "nothing at a check within a slot", at: slotStart + 30_000, want: null },
+  ])("is $what", ({ at, want }) => {
+    expect(slotClosedAt(at)).toBe(want);
   });
 });

@@ -133,10 +133,6 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   // As in the operator: only a shorter trusted window gives the budget something to spend.
   const budgeted = !!policy.awakeBudget && !policy.oracle && policy.idleWindowMs < baselineWindowMs;
   for (let t = trace.startMs; t < trace.endMs; t += TICK_MS) {
-    if (policy.useForecast && t % SLOT_MS === 0 && t > trace.startMs) {
-      const point = grid[slotOf(t) - 1 - firstSlot];
-      if (point) engine = observe(engine, point, config).engine;
-    }
     const tickEnd = t + TICK_MS;
     const activityBefore = sim.lastActivityMs;
     const pausedAtLook = sim.paused;
@@ -146,6 +142,9 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
       serveRequest(sim, result, atMs);
       if (result.coldStarts > before) countInWeek(result.coldStartsByWeek, atMs - trace.startMs);
     }
+    const closed = policy.useForecast ? slotClosedAt(tickEnd) : null;
+    const point = closed === null ? undefined : grid[closed - firstSlot];
+    if (point) engine = observe(engine, point, config).engine;
     if (budgeted && isActive(engine.phase) && sim.lastActivityMs !== null) {
       const spend = bookedSpend(
         t,
@@ -160,6 +159,14 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
   }
   result.awakeHours = awakeHoursUntil(sim, trace.endMs);
   return result;
+}
+
+/**
+ * The slot that closes at a check at `checkMs`, or null: as the operator's look, a check on a slot's end learns
+ * that slot before it decides anything.
+ */
+export function slotClosedAt(checkMs: number): number | null {
+  return checkMs % SLOT_MS === 0 ? slotOf(checkMs) - 1 : null;
 }
 
 /**
