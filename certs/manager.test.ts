@@ -480,14 +480,23 @@ describe("certificate manager", () => {
     expect(second.caBundlePem()).toBe(first.caBundlePem());
   });
 
-  it("leaves a CA someone supplied to them, however old", async () => {
+  it.each<{ how: string; labels: Record<string, string> }>([
+    { how: "kubectl replace (the Secret's labels dropped)", labels: {} },
+    {
+      how: "kubectl apply (the label Napwake gave the Secret kept)",
+      labels: { "app.kubernetes.io/name": "napwake" },
+    },
+  ])("leaves a CA someone supplied with $how to them, however old", async ({ labels }) => {
     const memory = memoryStore();
     const clock = fakeClock(new Date());
     const supplied = createCertificateAuthority(
       { commonName: "supplied", notBefore: clock.now(), validForMs: 30 * 24 * hour },
       pki,
     );
-    memory.replaceCa(supplied);
+    memory.secrets.set("napwake-system/napwake-webhook-ca", {
+      ...caSecret(ref, supplied, labels),
+      metadata: { ...caSecret(ref, supplied, labels).metadata, resourceVersion: "1" },
+    });
     const m = manager(memory.store, clock);
     await m.start();
     clock.advance(25 * 24 * hour);

@@ -25,6 +25,7 @@ import {
   defaultCaValidForMs,
   defaultServingValidForMs,
   delayUntil,
+  ownCaCommonName,
   ownCaLabel,
   renewalTime,
   type SecretRef,
@@ -196,7 +197,7 @@ export function createCertificateManager(options: CertificateManagerOptions): Ce
     return createCertificateAuthority(
       {
         // An X.509 PrintableString: letters, digits and a few marks; Go refuses a CA named with '@' or '_'.
-        commonName: `napwake-webhook-ca-${now().getTime()}`,
+        commonName: ownCaCommonName(now().getTime()),
         notBefore: now(),
         validForMs: options.caValidForMs ?? defaultCaValidForMs,
       },

@@ -64,18 +64,24 @@ export function caSecret(ref: SecretRef, ca: KeyPair, labels: Record<string, str
 /** The label Napwake gives the CA Secret it creates: only such a CA is replaced by Napwake when it ages. */
 export const ownCaLabel = { "app.kubernetes.io/name": "napwake" } as const;
 
+/** The common name Napwake gives each CA it makes: `napwake-webhook-ca-<ms since the epoch>`. */
+export const ownCaCommonName = (atMs: number) => `napwake-webhook-ca-${atMs}`;
+const ownCaSubject = /^CN=napwake-webhook-ca-\d+$/;
+
 /**
  * Whether the CA in `secret` is Napwake's own and past two thirds of its life (or expired): then it is replaced
  * in the Secret, a third of its life ahead, so the replaced-CA hand-over (both CAs in the caBundle until every
  * replica follows) has years to run, where serving certificates cut at the CA's expiry would otherwise shorten
- * to nothing and the webhooks stop. A CA someone supplied is theirs to replace.
+ * to nothing and the webhooks stop. A CA someone supplied is theirs to replace: Napwake's own is known by the
+ * Secret's label and by the CA's name, since a CA supplied with `kubectl apply` keeps the label.
  */
 export function caDueForReplacement(secret: V1Secret, now: Date): boolean {
-  const ours = Object.entries(ownCaLabel).every(([k, v]) => secret.metadata?.labels?.[k] === v);
+  const labelled = Object.entries(ownCaLabel).every(([k, v]) => secret.metadata?.labels?.[k] === v);
   const certB64 = secret.data?.["tls.crt"];
-  if (!ours || !certB64) return false;
+  if (!labelled || !certB64) return false;
   try {
     const cert = new X509Certificate(Buffer.from(certB64, "base64").toString("utf8"));
+    if (!ownCaSubject.test(cert.subject.trim())) return false;
     return now.getTime() >= renewalTime(cert.validFromDate, cert.validToDate).getTime();
   } catch {
     return false;
