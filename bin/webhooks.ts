@@ -105,7 +105,6 @@ export async function startWebhooks(opts: {
     webhooks,
     certificates,
     logger: log,
-    now,
     ready: opts.ready,
     ...(opts.metrics ? { metrics: opts.metrics.admissionMetrics(webhooks.map((w) => w.name)) } : {}),
   });

@@ -235,7 +235,6 @@ describe("webhook server", () => {
       webhooks,
       certificates: certs.source,
       logger: log.logger,
-      now: () => new Date(),
       bodyLimitBytes: opts.bodyLimitBytes,
       ready: opts.ready,
       ...(opts.metrics ? { metrics: opts.metrics.admissionMetrics(webhooks.map((w) => w.name)) } : {}),
@@ -351,6 +350,27 @@ describe("webhook server", () => {
     const warnings = log.lines.filter((l) => String(l.msg).includes("TLS handshake failed"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.msg).toMatch(/caBundle does not hold the CA of the serving certificate/);
+  });
+
+  it("closes, by its deadline, a connection that finished its TLS handshake and sent no request", async () => {
+    const certs = certificateSource(issue());
+    const closing = createWebhookServer({
+      webhooks,
+      certificates: certs.source,
+      logger: logs().logger,
+      closeDeadlineMs: 200,
+    });
+    const { port } = await closing.listen("127.0.0.1", 0);
+    const silent = await new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+      const socket = connect({ host: "127.0.0.1", port, servername, ca: ca.certPem }, () => resolve(socket));
+      socket.on("error", reject);
+    });
+    const closed = await Promise.race([
+      closing.close().then(() => "closed"),
+      new Promise((resolve) => setTimeout(() => resolve("still open"), 5_000)),
+    ]);
+    silent.destroy();
+    expect(closed).toBe("closed");
   });
 
   it("keeps an idle connection longer than the API server does (90 s), so it is never closed under a call", async () => {

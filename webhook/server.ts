@@ -14,7 +14,6 @@ export interface WebhookServerOptions {
   webhooks: readonly WebhookEntry[];
   certificates: ServingCertificates;
   logger: Logger;
-  now: () => Date;
   /** Larger bodies are refused with 413. The API server sends objects up to ~1.5 MiB (etcd's limit). */
   bodyLimitBytes?: number;
   /** An extra readiness gate, e.g. "the informer caches the lookups read have synced". */
@@ -27,6 +26,12 @@ export interface WebhookServerOptions {
    * (which fails that call, and the ManagedWorkload webhook fails closed).
    */
   keepAliveTimeoutMs?: number;
+  /**
+   * How long close() waits for connections to go before it closes them. Default 10 s, well within the pod's
+   * grace period: a connection that finished its TLS handshake but sent no request is neither busy nor idle to
+   * the server, and would hold close() until the pod is killed.
+   */
+  closeDeadlineMs?: number;
   metrics?: AdmissionMetrics;
 }
 
@@ -59,7 +64,7 @@ export const defaultBodyLimitBytes = 8 * 1024 * 1024;
  */
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
   checkRegistry(options.webhooks);
-  const { logger, now } = options;
+  const { logger } = options;
   const bodyLimit = options.bodyLimitBytes ?? defaultBodyLimitBytes;
   // The API server sends SNI (the Service DNS name); probes by IP get the server's default context.
   const tls = servingTls(options.certificates, logger, "webhook server");
@@ -81,7 +86,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   let handshakeWarnedAtMs = Number.NEGATIVE_INFINITY;
   app.server.on("tlsClientError", (err: Error) => {
     options.metrics?.handshakeFailed();
-    const atMs = now().getTime();
+    // A duration: on the monotonic clock, which a wall clock stepped back does not hold up.
+    const atMs = performance.now();
     if (atMs - handshakeWarnedAtMs < handshakeWarningEveryMs) return;
     handshakeWarnedAtMs = atMs;
     logger.warn(
@@ -140,9 +146,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       if ("error" in parsed) {
         return reply.code(400).send({ message: `malformed AdmissionReview: ${parsed.error}` });
       }
-      const started = now().getTime();
+      const started = performance.now();
       const { decision, result } = decide(entry, parsed.request, logger);
-      options.metrics?.reviewed(entry.name, result, now().getTime() - started);
+      const durationMs = performance.now() - started;
+      options.metrics?.reviewed(entry.name, result, durationMs);
       const review = admissionReview(parsed.request.uid, decision);
       if (!decision.allowed) {
         logger.info(
@@ -152,7 +159,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
             namespace: parsed.request.namespace,
             name: parsed.request.name,
             message: decision.message,
-            durationMs: now().getTime() - started,
+            durationMs,
           },
           "webhook: refused",
         );
@@ -174,7 +181,13 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     async close() {
       closing = true;
       unsubscribe();
-      await app.close();
+      const deadline = setTimeout(() => app.server.closeAllConnections(), options.closeDeadlineMs ?? 10_000);
+      deadline.unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(deadline);
+      }
     },
   };
 }

@@ -208,7 +208,6 @@ describe("certificate manager on the real API server", () => {
       webhooks,
       certificates,
       logger,
-      now: () => new Date(),
       keepAliveTimeoutMs: 500,
     });
     const { port } = await server.listen(serverIp, 0);
@@ -386,7 +385,6 @@ describe("certificate manager on the real API server", () => {
       webhooks,
       certificates: replica,
       logger,
-      now: () => new Date(),
       keepAliveTimeoutMs: 500,
     });
     servers.push(switching);

@@ -86,7 +86,7 @@ describe("napwake admission webhooks on the real API server", () => {
       operatorUsername,
       now: Date.now,
     });
-    server = createWebhookServer({ webhooks, certificates, logger, now: () => new Date() });
+    server = createWebhookServer({ webhooks, certificates, logger });
     const { port } = await server.listen(serverIp, 0);
 
     // As the manifests would install them: without a caBundle, which the reconcile injects.
