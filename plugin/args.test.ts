@@ -22,6 +22,11 @@ describe("parseCommand", () => {
     [["recommendations", "-A"], { kind: "recommendations", allNamespaces: true }],
     [["recommendations", "web", "-A"], { kind: "recommendations", allNamespaces: true, workload: "web" }],
     [["recommendations", "--context", "dev"], { kind: "recommendations", context: "dev" }],
+    // kubectl takes a boolean flag with a value too.
+    [["status", "-A=true"], { kind: "status", allNamespaces: true }],
+    [["status", "--all-namespaces=true"], { kind: "status", allNamespaces: true }],
+    [["status", "--all-namespaces=false"], { kind: "status", allNamespaces: false }],
+    [["recommendations", "-A=true"], { kind: "recommendations", allNamespaces: true }],
   ])("reads %j", (argv, expected) => {
     expect(parseCommand(argv)).toMatchObject(expected);
   });
@@ -79,6 +84,11 @@ describe("command help", () => {
     ["status", "explains the suspended marker in FORECAST", '"(suspended)": the forecast is trusted'],
   ])("%s %s", (command, _, text) => {
     expect(commandHelp[command]).toContain(text);
+  });
+
+  it.each(["pause", "resume", "status", "recommendations"])("of %s lists every flag it takes", (command) => {
+    for (const flag of ["--namespace", "--kubeconfig", "--context"])
+      expect(commandHelp[command]).toContain(flag);
   });
 
   it("keeps the pause-by-hand note out of resume", () => {

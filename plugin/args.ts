@@ -21,6 +21,11 @@ export type Command =
   | ({ kind: "status"; namespace?: string; allNamespaces: boolean; output: "table" | "json" } & Connection)
   | ({ kind: "recommendations"; namespace?: string; allNamespaces: boolean; workload?: string } & Connection);
 
+const connectionFlags = `  -n, --namespace <ns>   namespace (default: the kubeconfig context's, else "default")
+      --kubeconfig <f>   kubeconfig file (default: the files $KUBECONFIG lists, else ~/.kube/config)
+      --context <name>   kubeconfig context
+`;
+
 export const usage = `kubectl napwake: pause and wake workloads managed by Napwake, and see its rightsizing.
 
 Usage:
@@ -31,14 +36,12 @@ Usage:
   kubectl napwake recommendations [-n namespace | -A] [<workload>]
                                                      CPU and memory recommendations per container
 
-<workload> is deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name; for
-recommendations, <name> is a workload of either kind or a Rightsizing's name.
+<workload> is deployment/<name>, statefulset/<name> or <name>: a managed Deployment of that name, else the
+ManagedWorkload of that name, else a managed StatefulSet; for recommendations, <name> is a workload of either kind
+or a Rightsizing's name.
 
 Flags for every command:
-  -n, --namespace <ns>   namespace (default: the kubeconfig context's, else "default")
-      --kubeconfig <f>   kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
-      --context <name>   kubeconfig context
-  -h, --help             help for a command: kubectl napwake <command> --help
+${connectionFlags}  -h, --help             help for a command: kubectl napwake <command> --help
 
 Exit codes: 0 ok, 1 error, 2 usage.
 `;
@@ -58,8 +61,11 @@ ${
 }
 It sets the annotation napwake.dev/${action}-requested on the workload's ManagedWorkload to the current time.
 ${action === "pause" ? pauseByHandNote : ""}
-<workload>: deployment/<name>, statefulset/<name>, <name> (a Deployment) or a ManagedWorkload's name.
+<workload>: deployment/<name>, statefulset/<name> or <name>: a managed Deployment of that name, else the
+ManagedWorkload of that name, else a managed StatefulSet.
 
+Flags:
+${connectionFlags}
 Examples:
   kubectl napwake ${action} web -n shop
   kubectl napwake ${action} statefulset/db -n shop
@@ -81,7 +87,7 @@ paused, the forecast's phase and, in dry-run, the replica-hours a pause would ha
 Flags:
   -A, --all-namespaces   every namespace
   -o, --output json      the rows as JSON instead of a table
-`;
+${connectionFlags}`;
 
 const recommendationsHelp = `kubectl napwake recommendations [-n namespace | -A] [<workload>]
 
@@ -100,7 +106,7 @@ name (<name>.<kind>). Every field, bounds and confidence included: kubectl get r
 
 Flags:
   -A, --all-namespaces   every namespace
-
+${connectionFlags}
 Examples:
   kubectl napwake recommendations -n shop
   kubectl napwake recommendations statefulset/db -n shop
@@ -136,7 +142,7 @@ function usageError(message: string, text = usage): Command {
 }
 
 export function parseCommand(argv: readonly string[]): Command {
-  const [name, ...rest] = argv.flatMap(splitShortEquals);
+  const [name, ...rest] = argv.flatMap(booleanEquals).flatMap(splitShortEquals);
   if (name === undefined) return usageError("no command given");
   if (name === "-h" || name === "--help") return { kind: "help", text: usage };
   if (name === "help") {
@@ -238,6 +244,16 @@ function parseRecommendations(argv: string[]): Command {
       context: values.context,
     }),
   };
+}
+
+/**
+ * kubectl accepts a boolean flag with a value, `-A=true` or `--all-namespaces=false`: parseArgs refuses the long
+ * form and reads the short one as -A and an argument "true". True is the flag, false is no flag.
+ */
+function booleanEquals(arg: string): string[] {
+  const match = /^(-A|--all-namespaces|-h|--help)=(true|false)$/i.exec(arg);
+  if (!match) return [arg];
+  return match[2]?.toLowerCase() === "true" ? [match[1] ?? arg] : [];
 }
 
 /** kubectl accepts `-n=shop`; parseArgs would read it as the namespace "=shop". */

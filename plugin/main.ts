@@ -12,10 +12,11 @@ import {
   type V1StatefulSet,
 } from "@kubernetes/client-node";
 import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
-import { managedWorkloadCrd } from "../api/managedworkload.ts";
+import { managedWorkloadCrd, unreadableManagedWorkload } from "../api/managedworkload.ts";
 import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
 import { type Attempt, describeApiError, type FailedRequest } from "./api-errors.ts";
 import { type Command, type Connection, exitCodes, parseCommand } from "./args.ts";
+import { loadKubeconfig } from "./kubeconfig.ts";
 import {
   formatRecommendationsTable,
   noRecommendationsMessage,
@@ -58,8 +59,10 @@ interface Cluster {
 function connect(conn: Connection): Cluster {
   const kc = new KubeConfig();
   try {
-    if (conn.kubeconfig) kc.loadFromFile(conn.kubeconfig);
-    else kc.loadFromDefault();
+    loadKubeconfig(kc, {
+      ...(conn.kubeconfig ? { file: conn.kubeconfig } : {}),
+      ...(process.env.KUBECONFIG ? { env: process.env.KUBECONFIG } : {}),
+    });
     if (conn.context) {
       if (!kc.getContextObject(conn.context))
         throw new Error(`no context "${conn.context}" in the kubeconfig`);
@@ -67,6 +70,14 @@ function connect(conn: Connection): Cluster {
     }
   } catch (err) {
     throw new PluginError(`cannot load the kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!kc.getCurrentCluster()) {
+    const context = kc.getCurrentContext();
+    throw new PluginError(
+      context
+        ? `the kubeconfig's context "${context}" names no cluster it defines: fix the context, or pick another with --context`
+        : "the kubeconfig sets no current context: pick one with --context, or kubectl config use-context <name>",
+    );
   }
   return {
     apps: kc.makeApiClient(AppsV1Api),
@@ -105,7 +116,16 @@ async function listManagedWorkloadsWithDate(
       ? cluster.custom.listClusterCustomObjectWithHttpInfo(crdRef)
       : cluster.custom.listNamespacedCustomObjectWithHttpInfo({ ...crdRef, namespace }),
   );
-  return { items: (answer.data as { items: ManagedWorkload[] }).items, date: answer.headers.date };
+  // One stored without a spec (a CRD that did not require one) is left out, as the operator leaves it out.
+  const items = (answer.data as { items: ManagedWorkload[] }).items.filter((mw) => {
+    const why = unreadableManagedWorkload(mw);
+    if (why)
+      process.stderr.write(
+        `warning: ManagedWorkload ${mw.metadata.namespace}/${mw.metadata.name} is left out: ${why}\n`,
+      );
+    return why === null;
+  });
+  return { items, date: answer.headers.date };
 }
 
 /** The target, or null when it does not exist. */

@@ -128,7 +128,7 @@ function heldElsewhere(mw: ManagedWorkload): string | null {
 }
 
 function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
-  const name = target.name;
+  const name = describeTarget(target.kind, target.name);
   const held = pausedFromOf(target);
   if (isPaused(target)) {
     return `${name} is already paused (0 replicas, ${held} held); from now on the forecast does not pre-wake it: new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it`;
@@ -151,7 +151,7 @@ function pauseMessage(mw: ManagedWorkload, target: TargetFacts): string {
 }
 
 function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
-  const name = target.name;
+  const name = describeTarget(target.kind, target.name);
   const held = pausedFromOf(target);
   if (isPaused(target) && held !== null) {
     return `${name} will be resumed at the next reconcile (replicas 0 → ${held})`;
@@ -160,7 +160,7 @@ function resumeMessage(mw: ManagedWorkload, target: TargetFacts): string {
   if (why)
     return `${name} is not under Napwake's management right now (${why}); the resume request is recorded but not acted on`;
   if (target.replicas === 0) {
-    return `${name} is at 0 replicas, scaled to zero outside Napwake: Napwake has no count to restore; scale it up yourself (kubectl scale ${describeTarget(target.kind, name)} --replicas=N)`;
+    return `${name} is at 0 replicas, scaled to zero outside Napwake: Napwake has no count to restore; scale it up yourself (kubectl scale ${name} --replicas=N)`;
   }
   return `${name} is already awake (${replicaCount(target.replicas)}); the resume request counts as activity and restarts its idle window`;
 }

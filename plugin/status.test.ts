@@ -52,6 +52,11 @@ const targets = new Map<string, TargetReplicas>([
   [targetKey("shop", "Deployment", "api"), { replicas: 2, annotations: {} }],
   // A pause (or resume) interrupted after the count was recorded: it runs its 3 replicas.
   [targetKey("shop", "Deployment", "half"), { replicas: 3, annotations: { "napwake.dev/paused-from": "3" } }],
+  // Paused, its count to restore set again to 5 (what a resume restores) since status recorded 3.
+  [
+    targetKey("shop", "Deployment", "recounted"),
+    { replicas: 0, annotations: { "napwake.dev/paused-from": "5" } },
+  ],
 ]);
 
 describe("formatAge", () => {
@@ -203,6 +208,21 @@ describe("statusRows", () => {
       "no replicas held by a workload that runs, whatever count its target records",
       mw("half", { status: { phase: "Awake" } }),
       { replicas: 3, heldReplicas: null },
+    ],
+    [
+      "no replicas held by a workload that runs, though status still holds the count of a pause (its write lost)",
+      mw("api", { status: { phase: "Paused", pausedFrom: 3 } }),
+      { replicas: 2, heldReplicas: null },
+    ],
+    [
+      "the count a resume restores, its target's, over the one status recorded",
+      mw("recounted", { status: { phase: "Paused", pausedFrom: 3 } }),
+      { replicas: 0, heldReplicas: 5 },
+    ],
+    [
+      "the count status recorded when the target could not be read",
+      mw("unread", { status: { phase: "Paused", pausedFrom: 3 } }),
+      { replicas: null, heldReplicas: 3 },
     ],
     [
       "why an awake workload is awake: its Paused condition's reason",

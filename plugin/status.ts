@@ -96,12 +96,13 @@ function statusRow(
 type Status = NonNullable<ManagedWorkload["status"]>;
 
 /**
- * The replicas a pause holds: status says, or else (its write lost) the target's count to restore, which only
- * means a pause at 0 replicas: with replicas it marks a pause or a resume interrupted, and the workload runs.
+ * The replicas a pause holds. From the target just read: the count it carries to restore (the one a resume
+ * restores), which only means a pause at 0 replicas: with replicas it marks a pause or a resume interrupted, and
+ * the workload runs, whatever status still says. Status says only when the target could not be read.
  */
 function heldReplicas(status: Status, target: TargetReplicas | undefined): number | null {
-  if (status.pausedFrom !== undefined) return status.pausedFrom;
-  return target?.replicas === 0 ? pausedFromOf(target) : null;
+  if (!target) return status.pausedFrom ?? null;
+  return target.replicas === 0 ? pausedFromOf(target) : null;
 }
 
 function phaseReason(status: Status): string | null {

@@ -53,6 +53,11 @@ describe("resolveWorkload", () => {
     ["a kind and name by its target", { kind: "StatefulSet", name: "db" }, "db.statefulset"],
     ["a StatefulSet sharing a Deployment's name", { kind: "StatefulSet", name: "web" }, "web"],
     ["a bare ManagedWorkload name", { kind: null, name: "cache-owner" }, "cache-owner"],
+    [
+      "a bare name as a StatefulSet, when no Deployment of it is managed",
+      { kind: null, name: "cache" },
+      "cache-owner",
+    ],
   ] as const)("finds %s", (_, ref, name) => {
     const found = resolveWorkload(ref, mws);
     expect(found.kind === "managed" && found.mw.metadata.name).toBe(name);

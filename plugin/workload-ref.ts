@@ -51,7 +51,8 @@ export type Resolution =
 
 /**
  * The ManagedWorkload for `ref` among those of its namespace. A bare name is a Deployment first (as with
- * kubectl), then a ManagedWorkload's own name. With several owners (the webhook refuses a second one, but
+ * kubectl), then a ManagedWorkload's own name, then a StatefulSet (as `recommendations` reads one). With several
+ * owners (the webhook refuses a second one, but
  * it may be down) the one the controller follows wins (`api/owners.ts`: the oldest not being deleted).
  */
 export function resolveWorkload(ref: WorkloadRef, mws: readonly ManagedWorkload[]): Resolution {
@@ -59,7 +60,9 @@ export function resolveWorkload(ref: WorkloadRef, mws: readonly ManagedWorkload[
   const owner = owningManagedWorkload({ kind, name: ref.name }, mws);
   if (owner) return { kind: "managed", mw: owner };
   if (ref.kind === null) {
-    const named = mws.find((mw) => mw.metadata.name === ref.name);
+    const named =
+      mws.find((mw) => mw.metadata.name === ref.name) ??
+      owningManagedWorkload({ kind: "StatefulSet", name: ref.name }, mws);
     if (named) return { kind: "managed", mw: named };
   }
   return { kind: "unmanaged", target: { kind, name: ref.name } };

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RbacAuthorizationV1Api } from "@kubernetes/client-node";
@@ -101,7 +101,7 @@ describe("the kubectl plugin on the real control plane", () => {
     expect(pause).toEqual({
       code: 0,
       stdout:
-        "web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast\n",
+        "deployment/web will be paused at the next reconcile (replicas 3 → 0), whatever the forecast says; new activity (a napwake.dev/last-request or napwake.dev/activity stamp on it, an active activity query) or kubectl napwake resume wakes it, not the forecast\n",
       stderr: "",
     });
     await eventually("the controller pauses web to zero", async () =>
@@ -133,7 +133,7 @@ describe("the kubectl plugin on the real control plane", () => {
     const resume = await plugin("resume", "web.deployment", "-n", namespace);
     expect(resume).toEqual({
       code: 0,
-      stdout: "web will be resumed at the next reconcile (replicas 0 → 3)\n",
+      stdout: "deployment/web will be resumed at the next reconcile (replicas 0 → 3)\n",
       stderr: "",
     });
     await eventually("the controller resumes web to exactly 3", async () =>
@@ -157,6 +157,45 @@ describe("the kubectl plugin on the real control plane", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(`error: ${message}`);
+  });
+
+  it("reads KUBECONFIG as kubectl does: the first file's context, past a missing file, and says when none is set", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "napwake-plugin-"));
+    try {
+      // Another cluster, current in its own file, listed after the test cluster's kubeconfig.
+      const elsewhere = join(dir, "elsewhere");
+      await writeFile(
+        elsewhere,
+        [
+          "apiVersion: v1",
+          "kind: Config",
+          'clusters: [{ name: elsewhere, cluster: { server: "https://127.0.0.1:1" } }]',
+          "users: [{ name: elsewhere, user: { token: t } }]",
+          "contexts: [{ name: elsewhere, context: { cluster: elsewhere, user: elsewhere } }]",
+          "current-context: elsewhere",
+        ].join("\n"),
+      );
+      const withEnv = (kubeconfig: string) =>
+        run(process.execPath, [join(repoRoot, "plugin/main.ts"), "status", "-n", namespace], {
+          ...process.env,
+          KUBECONFIG: kubeconfig,
+        });
+      const both = await withEnv(`${join(dir, "absent")}:${clients.info.kubeconfig}:${elsewhere}`);
+      expect(both.stderr).toBe("");
+      expect(both.stdout).toMatch(/^NAME/);
+      const noContext = join(dir, "no-context");
+      await writeFile(
+        noContext,
+        (await readFile(elsewhere, "utf8")).replace("current-context: elsewhere", ""),
+      );
+      const none = await withEnv(noContext);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toBe(
+        "error: the kubeconfig sets no current context: pick one with --context, or kubectl config use-context <name>\n",
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("says which verb and resource it may not use", async () => {
