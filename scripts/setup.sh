@@ -13,13 +13,21 @@ command -v promtool >/dev/null || need_packages+=(prometheus)
 command -v unshare >/dev/null || need_packages+=(util-linux)
 command -v ip >/dev/null || need_packages+=(iproute2)
 command -v curl >/dev/null || need_packages+=(curl)
+# Go reaches its module proxy over HTTPS with the system's certificates (npm brings its own).
+[[ -s /etc/ssl/certs/ca-certificates.crt ]] || need_packages+=(ca-certificates)
 if ((${#need_packages[@]})); then
   mapfile -t need_packages < <(printf '%s\n' "${need_packages[@]}" | sort -u)
   step "installing Debian packages: ${need_packages[*]}"
   sudo_cmd=()
-  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || {
+      echo "installing Debian packages needs root; run as root: apt-get install ${need_packages[*]}" >&2
+      exit 1
+    }
+    sudo_cmd=(sudo)
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "${need_packages[@]}" >/dev/null
   # The package starts a Prometheus of its own where systemd runs; the harness runs its own.
   command -v systemctl >/dev/null && "${sudo_cmd[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true

@@ -13,7 +13,8 @@ cache="${NAPWAKE_CACHE:-$HOME/.cache/napwake}"
 stamp="$(sha256sum "$here/versions.env" | cut -c1-16)"
 out="$cache/bin/$stamp"
 work="$cache/build"
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok metrics-server)
+kubernetes_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+binaries=(etcd "${kubernetes_binaries[@]}" kwok metrics-server)
 
 log() { printf '[build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -66,6 +67,18 @@ fi
 
 command -v go >/dev/null || { log "go is not installed: install Go 1.26 or newer"; exit 1; }
 mkdir -p "$out" "$work"
+# One build at a time (the sandbox and the tests started together share $work): the second waits, then finds
+# the binaries built.
+exec 9>"$cache/.build.lock"
+if ! flock -n 9; then
+  log "another build is running; waiting for it"
+  flock 9
+fi
+if all_built; then
+  log "binaries up to date in $out"
+  echo "$out"
+  exit 0
+fi
 export GOFLAGS="-buildvcs=false -trimpath" CGO_ENABLED=0
 started=$SECONDS
 
@@ -114,9 +127,14 @@ GO
     ldflags+=" -X k8s.io/component-base/version.$key -X k8s.io/client-go/pkg/version.$key"
   done
   log "kubernetes: compiling kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (the long part)"
-  go build -ldflags "$ldflags" -o "$out/" \
+  # Built beside $out and moved in once all four are there: a build cut short leaves none of them in $out.
+  local built="$work/kubernetes-out"
+  rm -rf "$built" && mkdir -p "$built"
+  go build -ldflags "$ldflags" -o "$built/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  local b
+  for b in "${kubernetes_binaries[@]}"; do mv "$built/$b" "$out/$b"; done
 }
 
 # build_tool NAME MODULE@VERSION PACKAGE
@@ -126,10 +144,15 @@ build_tool() {
   new_module "$dir" "$name"
   cd "$dir"
   go get -tool "$pkg@${modver#*@}" >/dev/null 2>&1 || go get -tool "$pkg@${modver#*@}"
-  go build -ldflags "-s -w" -o "$out/$name" "$pkg"
+  go build -ldflags "-s -w" -o "$dir/$name" "$pkg"
+  mv "$dir/$name" "$out/$name"
 }
 
-[[ -x "$out/kube-apiserver" && -x "$out/kubectl" ]] || build_kubernetes
+kubernetes_built() {
+  local b
+  for b in "${kubernetes_binaries[@]}"; do [[ -x "$out/$b" ]] || return 1; done
+}
+kubernetes_built || build_kubernetes
 [[ -x "$out/etcd" ]] || build_tool etcd "go.etcd.io/etcd/server/v3@$ETCD_VERSION" go.etcd.io/etcd/server/v3
 [[ -x "$out/kwok" ]] || build_tool kwok "sigs.k8s.io/kwok@$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
 [[ -x "$out/metrics-server" ]] ||

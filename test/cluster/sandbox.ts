@@ -10,8 +10,8 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, openSync, readFileSync, realpathSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ApiException, KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
@@ -80,6 +80,9 @@ function parseConfig(argv: string[]): SandboxConfig | "help" {
     },
   });
   const command = positionals[0] ?? "status";
+  if (positionals.length > 1) {
+    throw new Error(`one command at a time, got ${positionals.join(" and ")}: use up, down or status`);
+  }
   if (values.help || command === "help") return "help";
   if (!["up", "down", "status", "serve", "inner"].includes(command)) {
     throw new Error(`unknown command "${command}": use up, down or status (--help says more)`);
@@ -105,6 +108,22 @@ function realPath(path: string): string {
   } catch {
     return path;
   }
+}
+
+/**
+ * Empties `stateDir` for a new sandbox, an earlier one's logs included. A directory holding files no sandbox
+ * wrote (every sandbox writes its log first) is refused rather than emptied: `--state` may name any directory.
+ */
+async function freshStateDir(stateDir: string): Promise<void> {
+  const entries = await readdir(stateDir).catch(() => [] as string[]);
+  if (entries.length > 0 && !entries.includes(basename(files(stateDir).log))) {
+    throw new Error(
+      `--state ${stateDir} holds files no sandbox wrote (${entries.slice(0, 3).join(", ")}` +
+        `${entries.length > 3 ? ", ..." : ""}): name an empty or new directory`,
+    );
+  }
+  await rm(stateDir, { recursive: true, force: true });
+  await mkdir(stateDir, { recursive: true });
 }
 
 const files = (stateDir: string) => ({
@@ -168,8 +187,7 @@ async function up(config: SandboxConfig): Promise<void> {
   }
   say("napwake sandbox: building the control plane binaries if needed (a first build takes several minutes)");
   await ensureBinaries();
-  await rm(config.stateDir, { recursive: true, force: true });
-  await mkdir(config.stateDir, { recursive: true });
+  await freshStateDir(config.stateDir);
   const f = files(config.stateDir);
   const log = openSync(f.log, "a");
   const child = spawn(

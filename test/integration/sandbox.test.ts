@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
@@ -16,11 +16,21 @@ const sandboxScript = join(repoRoot, "test/cluster/sandbox.ts");
 
 type Run = { code: number; stdout: string; stderr: string };
 
-function sandbox(stateDir: string, command: string, ports: { api: number; demo: number }): Promise<Run> {
+function sandbox(
+  stateDir: string,
+  command: string | string[],
+  ports: { api: number; demo: number },
+): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [sandboxScript, command, `--state=${stateDir}`, `--api-port=${ports.api}`, `--demo-port=${ports.demo}`],
+      [
+        sandboxScript,
+        ...[command].flat(),
+        `--state=${stateDir}`,
+        `--api-port=${ports.api}`,
+        `--demo-port=${ports.demo}`,
+      ],
       { cwd: repoRoot, timeout: 300_000 },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
@@ -65,6 +75,20 @@ describe("the sandbox", () => {
     expect(bogus.code).toBe(2);
     expect(bogus.stderr).toMatch(/^napwake sandbox: unknown command "bogus": use up, down or status/);
     expect(bogus.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("refuses two commands, and a state directory holding files no sandbox wrote, which it leaves as they are", async () => {
+    const { stateDir, ports } = await fresh();
+    const two = await sandbox(stateDir, ["up", "down"], ports);
+    expect(two.code).not.toBe(0);
+    expect(two.stderr).toMatch(/one command at a time, got up and down/);
+    await writeFile(join(stateDir, "notes.txt"), "mine");
+    const foreign = await sandbox(stateDir, "up", ports);
+    expect(foreign.code).not.toBe(0);
+    expect(foreign.stderr).toMatch(
+      /holds files no sandbox wrote \(notes\.txt\): name an empty or new directory/,
+    );
+    expect(await readFile(join(stateDir, "notes.txt"), "utf8")).toBe("mine");
   });
 
   it("starts, says how to reach it, serves its cluster, and stops with nothing left behind", async () => {
