@@ -1,9 +1,10 @@
 // Forecast accuracy on a replayed grid. MASE (Hyndman and Koehler's, seasonal): each absolute error divided by
-// the mean absolute error seasonal-naive (the same slot a week before) made in sample, over the two weeks of
-// history the forecast was made from. Relative MAE: mean absolute error divided by that of seasonal-naive on the
+// the mean absolute error seasonal-naive (the same slot a week before) made in sample, over the two weeks before
+// the forecast's origin. Relative MAE: mean absolute error divided by that of seasonal-naive on the
 // same held-out slots. Every forecaster forecasts the same 24 h from the same origins (each midnight once two
-// weeks of history exist) from all the history before the origin (the engine keeps what it learned of it, the
-// library fits it afresh); the engine's incremental one-step forecast is scored on the same slots as well.
+// weeks of history exist), each from all the history before the origin as it can use it: the engine learned every
+// slot as it came (its periodic refits read the last 14 days), the library fits the whole series afresh. The
+// engine's incremental one-step forecast is scored on the same slots as well.
 
 import {
   createEngine,
@@ -101,7 +102,7 @@ export function evaluateAccuracy(
     // Same origins for every forecaster: none while the engine has no model yet.
     if (engineForecast.length > 0) {
       scoreDay(engineDay, values, index, engineForecast);
-      // All the history before the origin, as the engine has learned it.
+      // All the history before the origin, which the engine has learned slot by slot.
       if (library) scoreDay(libraryDay, values, index, Array.from(library(values.slice(0, index), horizon)));
     }
     engine = observe(engine, point, config).engine;
