@@ -153,50 +153,30 @@ it("says a workload no longer opted in was already scaled up outside Napwake, ra
   ]);
 });
 
-it("warns, on the workload, that another ManagedWorkload holds the name opting it in needs", async () => {
-  const { events, warnings } = await optInOnce({
-    deployments: [deployment(2, { labels: { [labels.managed]: "true" } })],
-    managedWorkloads: [
-      {
-        apiVersion: "napwake.dev/v1alpha1",
-        kind: "ManagedWorkload",
-        metadata: { name: "web.deployment", namespace: "shop" },
-        spec: { targetRef: { kind: "Deployment", name: "api" } },
-      },
-    ],
-  });
-  expect(warnings).toEqual(["opt-in refused"]);
-  expect(events).toMatchObject([
-    {
-      type: "Warning",
-      reason: "Refused",
-      note: expect.stringMatching(/already manages Deployment api; rename or delete it/),
-    },
-  ]);
-});
-
-it("warns, on the workload, that a ManagedWorkload it cannot read holds the name opting it in needs", async () => {
-  const { events, warnings } = await optInOnce({
-    deployments: [deployment(2, { labels: { [labels.managed]: "true" } })],
+it.each([
+  {
+    holder: "another ManagedWorkload",
+    spec: { targetRef: { kind: "Deployment", name: "api" } },
+    note: /already manages Deployment api; rename or delete it/,
+  },
+  {
     // Stored without a spec by a CRD that did not require one.
-    managedWorkloads: [
-      {
-        apiVersion: "napwake.dev/v1alpha1",
-        kind: "ManagedWorkload",
-        metadata: { name: "web.deployment", namespace: "shop" },
-      },
-    ],
+    holder: "a ManagedWorkload it cannot read",
+    spec: undefined,
+    note: /web\.deployment cannot be read \(it has no spec\.targetRef.*\), so it manages nothing; rename or delete it/,
+  },
+])("warns, on the workload, that $holder holds the name opting it in needs", async ({ spec, note }) => {
+  const holder = {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name: "web.deployment", namespace: "shop" },
+  };
+  const { events, warnings } = await optInOnce({
+    deployments: [deployment(2, { labels: { [labels.managed]: "true" } })],
+    managedWorkloads: [spec ? { ...holder, spec } : holder],
   });
   expect(warnings).toEqual(["opt-in refused"]);
-  expect(events).toMatchObject([
-    {
-      type: "Warning",
-      reason: "Refused",
-      note: expect.stringMatching(
-        /web\.deployment cannot be read \(it has no spec\.targetRef.*\), so it manages nothing; rename or delete it/,
-      ),
-    },
-  ]);
+  expect(events).toMatchObject([{ type: "Warning", reason: "Refused", note: expect.stringMatching(note) }]);
 });
 
 it.each([
