@@ -9,7 +9,6 @@ import {
   type Policy,
   replayPolicy,
   serveRequest,
-  slotClosedAt,
   startSim,
   WAKE_MS,
 } from "./replay.ts";
@@ -163,15 +162,17 @@ describe("replay with an awake budget", () => {
 });
 
 describe("the slot a check learns", () => {
-  const slotStart = slotOf(Date.parse("2026-11-23T10:00:00Z")) * SLOT_MS;
-  it.each([
-    {
-      what: "the slot that closes at a check on its end, before the check decides",
-      at: slotStart,
-      want: slotOf(slotStart) - 1,
-    },
-    { what: "nothing at a check within a slot", at: slotStart + 30_000, want: null },
-  ])("is $what", ({ at, want }) => {
-    expect(slotClosedAt(at)).toBe(want);
+  it("is the slot that closes at a check on its end, learned before the check decides, as the operator's look", () => {
+    const trace = generateTrace({ ...(SYNTHETIC_PROFILES[0] as TraceProfile), days: 2 });
+    const lags = new Set<number>();
+    replayPolicy(
+      trace,
+      { name: "(c)", idleWindowMs: 15 * 60_000, useForecast: true },
+      forecastConfig(),
+      (at, engine) => {
+        if (at % SLOT_MS === 0 && engine.nextSlot !== null) lags.add(slotOf(at) - engine.nextSlot);
+      },
+    );
+    expect([...lags]).toEqual([0]);
   });
 });

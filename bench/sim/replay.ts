@@ -109,7 +109,13 @@ export type SimState = {
   quietUntilMs: number | null;
 };
 
-export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfig): PolicyResult {
+export function replayPolicy(
+  trace: Trace,
+  policy: Policy,
+  config: ForecastConfig,
+  /** Sees each check as it decides: its time and the engine it decides with. */
+  onCheck?: (checkMs: number, engine: ForecastEngine) => void,
+): PolicyResult {
   const grid = gridOf(trace, policy.signal ?? "occupancy");
   const firstSlot = slotOf(trace.startMs);
   let engine: ForecastEngine = policy.history
@@ -155,6 +161,7 @@ export function replayPolicy(trace: Trace, policy: Policy, config: ForecastConfi
       );
       threshold = spendBudget(threshold, spend, config);
     }
+    onCheck?.(tickEnd, engine);
     reconcile(sim, result, policy, engine, withThreshold(config, threshold), tickEnd);
   }
   result.awakeHours = awakeHoursUntil(sim, trace.endMs);
