@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { Agent, request as httpsRequest } from "node:https";
+import { connect as netConnect } from "node:net";
 import { connect } from "node:tls";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -352,7 +353,10 @@ describe("webhook server", () => {
     expect(warnings[0]?.msg).toMatch(/caBundle does not hold the CA of the serving certificate/);
   });
 
-  it("closes, by its deadline, a connection that finished its TLS handshake and sent no request", async () => {
+  it.each([
+    { what: "finished its TLS handshake and sent no request", handshake: true },
+    { what: "never began its TLS handshake", handshake: false },
+  ])("closes, by its deadline, a connection that $what", async ({ handshake }) => {
     const certs = certificateSource(issue());
     const closing = createWebhookServer({
       webhooks,
@@ -361,9 +365,12 @@ describe("webhook server", () => {
       closeDeadlineMs: 200,
     });
     const { port } = await closing.listen("127.0.0.1", 0);
-    const silent = await new Promise<ReturnType<typeof connect>>((resolve, reject) => {
-      const socket = connect({ host: "127.0.0.1", port, servername, ca: ca.certPem }, () => resolve(socket));
-      socket.on("error", reject);
+    const silent = await new Promise<{ destroy(): void }>((resolve, reject) => {
+      const socket = handshake
+        ? connect({ host: "127.0.0.1", port, servername, ca: ca.certPem }, () => resolve(socket))
+        : netConnect({ host: "127.0.0.1", port }, () => resolve(socket));
+      socket.on("error", () => undefined);
+      socket.once("error", reject);
     });
     const closed = await Promise.race([
       closing.close().then(() => "closed"),

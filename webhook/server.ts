@@ -1,5 +1,5 @@
 import type { Server as HttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import fastify, { type FastifyError } from "fastify";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
@@ -28,8 +28,8 @@ export interface WebhookServerOptions {
   keepAliveTimeoutMs?: number;
   /**
    * How long close() waits for connections to go before it closes them. Default 10 s, well within the pod's
-   * grace period: a connection that finished its TLS handshake but sent no request is neither busy nor idle to
-   * the server, and would hold close() until the pod is killed.
+   * grace period: a connection still in its TLS handshake, or one that finished it but sent no request, is
+   * neither busy nor idle to the server, and would hold close() until the pod is killed.
    */
   closeDeadlineMs?: number;
   metrics?: AdmissionMetrics;
@@ -83,6 +83,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   });
 
   const unsubscribe = tls.follow(app.server as HttpsServer);
+  // Every connection, from its first byte: one still in its TLS handshake is not the HTTP server's to close.
+  const sockets = new Set<Socket>();
+  app.server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   let handshakeWarnedAtMs = Number.NEGATIVE_INFINITY;
   app.server.on("tlsClientError", (err: Error) => {
     options.metrics?.handshakeFailed();
@@ -181,7 +187,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     async close() {
       closing = true;
       unsubscribe();
-      const deadline = setTimeout(() => app.server.closeAllConnections(), options.closeDeadlineMs ?? 10_000);
+      const deadline = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, options.closeDeadlineMs ?? 10_000);
       deadline.unref();
       try {
         await app.close();
