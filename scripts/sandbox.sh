@@ -11,6 +11,7 @@ for arg in "$@"; do
   if $takes_value; then takes_value=false; continue; fi
   case "$arg" in
     --state | --api-port | --demo-port) takes_value=true ;;
+    -h | --help) command=help && break ;;
     -*) ;;
     *) command="$arg" && break ;;
   esac

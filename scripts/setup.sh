@@ -20,10 +20,11 @@ if ((${#need_packages[@]})); then
   step "installing Debian packages: ${need_packages[*]}"
   sudo_cmd=()
   if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || {
+    # No sudo, or one that would ask for a password with nobody at a terminal to type it.
+    if ! command -v sudo >/dev/null || { ! sudo -n true 2>/dev/null && [[ ! -t 0 ]]; }; then
       echo "installing Debian packages needs root; run as root: apt-get install ${need_packages[*]}" >&2
       exit 1
-    }
+    fi
     sudo_cmd=(sudo)
   fi
   "${sudo_cmd[@]}" apt-get update -qq

@@ -68,11 +68,16 @@ fi
 command -v go >/dev/null || { log "go is not installed: install Go 1.26 or newer"; exit 1; }
 mkdir -p "$out" "$work"
 # One build at a time (the sandbox and the tests started together share $work): the second waits, then finds
-# the binaries built.
-exec 9>"$cache/.build.lock"
-if ! flock -n 9; then
+# the binaries built. The script runs again under the lock, held by flock itself (-o), so no process the build
+# leaves behind holds it.
+if [[ -z "${NAPWAKE_BUILD_LOCKED:-}" ]]; then
+  export NAPWAKE_BUILD_LOCKED=1
+  lock="$cache/.build.lock"
+  status=0
+  flock -n -E 75 -o "$lock" bash "${BASH_SOURCE[0]}" "$@" || status=$?
+  [[ $status -eq 75 ]] || exit "$status"
   log "another build is running; waiting for it"
-  flock 9
+  exec flock -o "$lock" bash "${BASH_SOURCE[0]}" "$@"
 fi
 if all_built; then
   log "binaries up to date in $out"

@@ -111,15 +111,22 @@ function realPath(path: string): string {
 }
 
 /**
- * Empties `stateDir` for a new sandbox, an earlier one's logs included. A directory holding files no sandbox
- * wrote (every sandbox writes its log first) is refused rather than emptied: `--state` may name any directory.
+ * Empties `stateDir` for a new sandbox, an earlier one's logs included. Anything in it a sandbox does not write
+ * is refused rather than deleted, and so is a file: `--state` may name any path.
  */
 async function freshStateDir(stateDir: string): Promise<void> {
-  const entries = await readdir(stateDir).catch(() => [] as string[]);
-  if (entries.length > 0 && !entries.includes(basename(files(stateDir).log))) {
+  const entries = await readdir(stateDir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [] as string[];
     throw new Error(
-      `--state ${stateDir} holds files no sandbox wrote (${entries.slice(0, 3).join(", ")}` +
-        `${entries.length > 3 ? ", ..." : ""}): name an empty or new directory`,
+      `--state ${stateDir} cannot be the sandbox's directory (${err.code}): name a new directory`,
+    );
+  });
+  const ours = new Set(Object.values(files(stateDir)).map((path) => basename(path)));
+  const foreign = entries.filter((entry) => !ours.has(entry));
+  if (foreign.length > 0) {
+    throw new Error(
+      `--state ${stateDir} holds files no sandbox wrote (${foreign.slice(0, 3).join(", ")}` +
+        `${foreign.length > 3 ? ", ..." : ""}): name an empty or new directory`,
     );
   }
   await rm(stateDir, { recursive: true, force: true });
@@ -137,6 +144,8 @@ const files = (stateDir: string) => ({
   clusterDir: join(stateDir, "cluster"),
   apiSocket: join(stateDir, "apiserver.sock"),
   demoSocket: join(stateDir, "demo.sock"),
+  // kubectl's discovery cache, for the shells that source env.sh.
+  kubectlCache: join(stateDir, "kubectl-cache"),
 });
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -359,7 +368,7 @@ async function serve(config: SandboxConfig): Promise<void> {
   await writeFile(
     f.env,
     // Its own kubectl discovery cache: a new sandbox is a new cluster at the same address.
-    `export KUBECONFIG=${f.kubeconfig}\nexport KUBECACHEDIR=${join(config.stateDir, "kubectl-cache")}\nexport PATH=${join(repoRoot, "bin")}:${binDir}:$PATH\n`,
+    `export KUBECONFIG=${f.kubeconfig}\nexport KUBECACHEDIR=${f.kubectlCache}\nexport PATH=${join(repoRoot, "bin")}:${binDir}:$PATH\n`,
   );
   const state: SandboxState = {
     pid: process.pid,

@@ -89,6 +89,11 @@ describe("the sandbox", () => {
       /holds files no sandbox wrote \(notes\.txt\): name an empty or new directory/,
     );
     expect(await readFile(join(stateDir, "notes.txt"), "utf8")).toBe("mine");
+    const file = await sandbox(join(stateDir, "notes.txt"), "up", ports);
+    expect(file.stderr).toMatch(
+      /notes\.txt cannot be the sandbox's directory \(ENOTDIR\): name a new directory/,
+    );
+    expect(await readFile(join(stateDir, "notes.txt"), "utf8")).toBe("mine");
   });
 
   it("starts, says how to reach it, serves its cluster, and stops with nothing left behind", async () => {
