@@ -27,6 +27,8 @@ describe("parseCommand", () => {
     [["status", "--all-namespaces=true"], { kind: "status", allNamespaces: true }],
     [["status", "--all-namespaces=false"], { kind: "status", allNamespaces: false }],
     [["recommendations", "-A=true"], { kind: "recommendations", allNamespaces: true }],
+    [["recommendations", "-A=1"], { kind: "recommendations", allNamespaces: true }],
+    [["status", "--all-namespaces=F"], { kind: "status", allNamespaces: false }],
   ])("reads %j", (argv, expected) => {
     expect(parseCommand(argv)).toMatchObject(expected);
   });
@@ -87,7 +89,7 @@ describe("command help", () => {
   });
 
   it.each(["pause", "resume", "status", "recommendations"])("of %s lists every flag it takes", (command) => {
-    for (const flag of ["--namespace", "--kubeconfig", "--context"])
+    for (const flag of ["--namespace", "--kubeconfig", "--context", "--help"])
       expect(commandHelp[command]).toContain(flag);
   });
 

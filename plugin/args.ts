@@ -25,6 +25,8 @@ const connectionFlags = `  -n, --namespace <ns>   namespace (default: the kubeco
       --kubeconfig <f>   kubeconfig file (default: the files $KUBECONFIG lists, else ~/.kube/config)
       --context <name>   kubeconfig context
 `;
+const helpFlag = `  -h, --help             this help
+`;
 
 export const usage = `kubectl napwake: pause and wake workloads managed by Napwake, and see its rightsizing.
 
@@ -65,7 +67,7 @@ ${action === "pause" ? pauseByHandNote : ""}
 ManagedWorkload of that name, else a managed StatefulSet.
 
 Flags:
-${connectionFlags}
+${connectionFlags}${helpFlag}
 Examples:
   kubectl napwake ${action} web -n shop
   kubectl napwake ${action} statefulset/db -n shop
@@ -87,7 +89,7 @@ paused, the forecast's phase and, in dry-run, the replica-hours a pause would ha
 Flags:
   -A, --all-namespaces   every namespace
   -o, --output json      the rows as JSON instead of a table
-${connectionFlags}`;
+${connectionFlags}${helpFlag}`;
 
 const recommendationsHelp = `kubectl napwake recommendations [-n namespace | -A] [<workload>]
 
@@ -106,7 +108,7 @@ name (<name>.<kind>). Every field, bounds and confidence included: kubectl get r
 
 Flags:
   -A, --all-namespaces   every namespace
-${connectionFlags}
+${connectionFlags}${helpFlag}
 Examples:
   kubectl napwake recommendations -n shop
   kubectl napwake recommendations statefulset/db -n shop
@@ -247,13 +249,14 @@ function parseRecommendations(argv: string[]): Command {
 }
 
 /**
- * kubectl accepts a boolean flag with a value, `-A=true` or `--all-namespaces=false`: parseArgs refuses the long
- * form and reads the short one as -A and an argument "true". True is the flag, false is no flag.
+ * kubectl accepts a boolean flag with a value, `-A=true` or `--all-namespaces=false` (as Go reads booleans: 1, t,
+ * true, 0, f, false, in any case): parseArgs refuses the long form and reads the short one as -A and an argument
+ * "true". True is the flag, false is no flag.
  */
 function booleanEquals(arg: string): string[] {
-  const match = /^(-A|--all-namespaces|-h|--help)=(true|false)$/i.exec(arg);
+  const match = /^(-A|--all-namespaces|-h|--help)=(1|t|true|0|f|false)$/i.exec(arg);
   if (!match) return [arg];
-  return match[2]?.toLowerCase() === "true" ? [match[1] ?? arg] : [];
+  return ["1", "t", "true"].includes(match[2]?.toLowerCase() ?? "") ? [match[1] ?? arg] : [];
 }
 
 /** kubectl accepts `-n=shop`; parseArgs would read it as the namespace "=shop". */

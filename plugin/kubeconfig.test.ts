@@ -47,12 +47,15 @@ describe("the kubeconfig, read as kubectl reads it", () => {
     expect(kc.getCurrentContext()).toBe("dev");
   });
 
-  it("skips a file that does not exist, and refuses a list of none that do, naming them", () => {
+  it("skips a file that does not exist or is empty, and refuses a list of none that do, naming them", () => {
     const missing = join(dir, "absent.yaml");
-    expect(loaded({ env: `${missing}:${file("prod", "https://prod:6443")}` }).getCurrentContext()).toBe(
-      "prod",
+    const empty = join(dir, "empty.yaml");
+    writeFileSync(empty, "\n");
+    const env = [missing, empty, file("prod", "https://prod:6443")].join(":");
+    expect(loaded({ env }).getCurrentContext()).toBe("prod");
+    expect(() => loaded({ env: missing })).toThrow(
+      `none of the files KUBECONFIG names exists, or has anything in it: ${missing}`,
     );
-    expect(() => loaded({ env: missing })).toThrow(`none of the files KUBECONFIG names exists: ${missing}`);
   });
 
   it("keeps the first definition of a name defined twice", () => {

@@ -1,13 +1,14 @@
 /**
- * Loads the kubeconfig as kubectl does, so the plugin talks to the cluster `kubectl get` would: `--kubeconfig`
- * alone, else every file KUBECONFIG lists (missing ones skipped, the first definition of a name winning, the
- * current context from the first file that sets one), else ~/.kube/config. client-node's own merge takes the
- * last file's context and refuses a name defined twice.
+ * Merges kubeconfig files as kubectl does, so the plugin talks to the cluster `kubectl get` would: `--kubeconfig`
+ * alone, else every file KUBECONFIG lists (missing or empty ones skipped, the first definition of a name winning,
+ * the current context from the first file that sets one), else ~/.kube/config. client-node's own merge takes the
+ * last file's context and refuses a name defined twice. Each file is read by client-node, which resolves
+ * certificate paths against the file's directory (but not a `token-file`).
  *
  * A cluster served over plain http (`kubectl proxy`) has no TLS to verify: client-node refuses one unless told to
  * skip verification, so it is told.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { delimiter } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 
@@ -40,8 +41,10 @@ export function loadKubeconfig(
 
 function fromEnv(env: string, exists: (path: string) => boolean): KubeConfig[] {
   const paths = env.split(delimiter).filter((path) => path !== "");
-  const present = paths.filter(exists);
-  if (present.length === 0) throw new Error(`none of the files KUBECONFIG names exists: ${paths.join(", ")}`);
+  const present = paths.filter((path) => exists(path) && readFileSync(path, "utf8").trim() !== "");
+  if (present.length === 0) {
+    throw new Error(`none of the files KUBECONFIG names exists, or has anything in it: ${paths.join(", ")}`);
+  }
   return present.map(fromFile);
 }
 

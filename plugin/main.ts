@@ -71,20 +71,24 @@ function connect(conn: Connection): Cluster {
   } catch (err) {
     throw new PluginError(`cannot load the kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!kc.getCurrentCluster()) {
-    const context = kc.getCurrentContext();
-    throw new PluginError(
-      context
-        ? `the kubeconfig's context "${context}" names no cluster it defines: fix the context, or pick another with --context`
-        : "the kubeconfig sets no current context: pick one with --context, or kubectl config use-context <name>",
-    );
-  }
+  if (!kc.getCurrentCluster()) throw new PluginError(noClusterMessage(kc));
   return {
     apps: kc.makeApiClient(AppsV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
     namespace: kc.getContextObject(kc.getCurrentContext())?.namespace || "default",
     server: kc.getCurrentCluster()?.server ?? "(no cluster in the kubeconfig)",
   };
+}
+
+/** Why the kubeconfig gives no cluster to talk to, and what to do. */
+function noClusterMessage(kc: KubeConfig): string {
+  const context = kc.getCurrentContext();
+  if (!context)
+    return "the kubeconfig sets no current context: pick one with --context, or kubectl config use-context <name>";
+  if (!kc.getContextObject(context)) {
+    return `the kubeconfig's current context "${context}" is not defined in it: pick another with --context, or kubectl config use-context <name>`;
+  }
+  return `the kubeconfig's context "${context}" names no cluster it defines: fix the context, or pick another with --context`;
 }
 
 /** Runs one API request; a failure becomes a PluginError that says what was attempted. */
@@ -164,9 +168,12 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   if (resolved.kind === "unmanaged") {
     const { kind, name } = resolved.target;
     const exists = await readTarget(cluster, namespace, kind, name);
+    if (exists) throw new PluginError(notManagedMessage(kind, name, namespace, exists.labels));
+    // A bare name that is no Deployment may be a StatefulSet, managed or not.
+    const statefulSet = ref.kind === null ? await readTarget(cluster, namespace, "StatefulSet", name) : null;
     throw new PluginError(
-      exists
-        ? notManagedMessage(kind, name, namespace, exists.labels)
+      statefulSet
+        ? notManagedMessage("StatefulSet", name, namespace, statefulSet.labels)
         : notFoundMessage(kind, name, namespace),
     );
   }

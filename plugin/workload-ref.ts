@@ -6,7 +6,10 @@ import type { ManagedWorkload, TargetKind } from "../api/managedworkload.ts";
 import { owningManagedWorkload } from "../api/owners.ts";
 
 export interface WorkloadRef {
-  /** Null when only a name was given: a Deployment of that name, else a ManagedWorkload of that name. */
+  /**
+   * Null when only a name was given: a managed Deployment of that name, else a ManagedWorkload of that name, else
+   * a managed StatefulSet.
+   */
   kind: TargetKind | null;
   name: string;
 }
