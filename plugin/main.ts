@@ -163,6 +163,34 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   if ("error" in ref) throw new PluginError(ref.error);
   const cluster = connect(command);
   const namespace = command.namespace ?? cluster.namespace;
+  // The patch is made on the ManagedWorkload as read: a pause or a wake made meanwhile moves the time the stamp
+  // must come after (a pause by hand is one stamped after the last pause), so a conflict reads it again.
+  for (let attempt = 1; ; attempt++) {
+    const { mw, target, date } = await requestedWorkload(cluster, namespace, ref);
+    const plan = planRequest(command.action, mw, target, requestTime(date, now(), command.action, mw));
+    const what: Attempt = { verb: "patch", resource: mwResource, namespace, name: mw.metadata.name };
+    try {
+      await cluster.custom.patchNamespacedCustomObject(
+        { ...crdRef, namespace, name: mw.metadata.name, body: plan.patch },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+      return `${plan.message}\n`;
+    } catch (err) {
+      if ((err as FailedRequest).code === 409 && attempt < requestAttempts) continue;
+      throw new PluginError(describeApiError(err as FailedRequest, what, cluster.server));
+    }
+  }
+}
+
+/** Patches of a request made on a ManagedWorkload that kept changing under them before the plugin gives up. */
+const requestAttempts = 3;
+
+/** The ManagedWorkload `ref` names in `namespace`, its target, and the API server's time of the read. */
+async function requestedWorkload(
+  cluster: Cluster,
+  namespace: string,
+  ref: Exclude<ReturnType<typeof parseWorkloadRef>, { error: string }>,
+): Promise<{ mw: ManagedWorkload; target: TargetFacts; date: string | undefined }> {
   const listed = await listManagedWorkloadsWithDate(cluster, namespace);
   const resolved = resolveWorkload(ref, listed.items);
   if (resolved.kind === "unmanaged") {
@@ -180,14 +208,7 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   const mw = resolved.mw;
   const target = await readTarget(cluster, namespace, mw.spec.targetRef.kind, mw.spec.targetRef.name);
   if (!target) throw new PluginError(targetMissingMessage(mw));
-  const plan = planRequest(command.action, mw, target, requestTime(listed.date, now(), command.action, mw));
-  await call(cluster, { verb: "patch", resource: mwResource, namespace, name: mw.metadata.name }, () =>
-    cluster.custom.patchNamespacedCustomObject(
-      { ...crdRef, namespace, name: mw.metadata.name, body: plan.patch },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    ),
-  );
-  return `${plan.message}\n`;
+  return { mw, target, date: listed.date };
 }
 
 async function listTargets(

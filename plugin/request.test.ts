@@ -163,6 +163,11 @@ describe("planRequest", () => {
     });
   });
 
+  it("makes the patch on the version of the ManagedWorkload it read, so a pause made meanwhile is read again", () => {
+    const read = { ...mw(), metadata: { ...mw().metadata, resourceVersion: "4711" } };
+    expect(planRequest("pause", read, awake, at).patch.metadata.resourceVersion).toBe("4711");
+  });
+
   it.each<[string, Action, ManagedWorkload, TargetFacts, string]>([
     [
       "pause, awake: overrides the forecast's veto and is not pre-woken",

@@ -22,8 +22,11 @@ export interface TargetFacts {
 }
 
 export interface RequestPlan {
-  /** A JSON merge patch for the ManagedWorkload: only the one annotation. */
-  patch: { metadata: { annotations: Record<string, string | null> } };
+  /**
+   * A JSON merge patch for the ManagedWorkload: only the one annotation, on the version read (the API server
+   * refuses it if the ManagedWorkload changed since, and the request is planned again).
+   */
+  patch: { metadata: { resourceVersion?: string; annotations: Record<string, string | null> } };
   /** What will happen, for stdout. */
   message: string;
 }
@@ -94,14 +97,15 @@ export function planRequest(
 ): RequestPlan {
   const at = new Date(stampMs).toISOString();
   const message = action === "pause" ? pauseMessage(mw, target) : resumeMessage(mw, target);
+  const version = mw.metadata.resourceVersion ? { resourceVersion: mw.metadata.resourceVersion } : {};
   const other = otherRequestMs(action, mw);
   if (other === null || !farAhead(other, clusterNowMs)) {
-    return { patch: { metadata: { annotations: { [requestAnnotation[action]]: at } } }, message };
+    return { patch: { metadata: { ...version, annotations: { [requestAnnotation[action]]: at } } }, message };
   }
   // An other request stamped far ahead would win over this one until its time came: it goes.
   const otherKey = otherAnnotation(action);
   return {
-    patch: { metadata: { annotations: { [requestAnnotation[action]]: at, [otherKey]: null } } },
+    patch: { metadata: { ...version, annotations: { [requestAnnotation[action]]: at, [otherKey]: null } } },
     message: `${message} (removed ${otherKey}=${new Date(other).toISOString()}, stamped by a clock far ahead)`,
   };
 }
