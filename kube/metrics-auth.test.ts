@@ -155,6 +155,28 @@ describe("createAccessCheck", () => {
     expect(f.calls.authenticate).toBe(2);
   });
 
+  it("refuses at once, sending nothing, a check of a new token while the most reviews it allows are in flight", async () => {
+    let reviews = 0;
+    const check = createAccessCheck({
+      authenticator: {
+        authenticate: () => {
+          reviews++;
+          return new Promise(() => undefined);
+        },
+      },
+      authorizer: { allowed: async () => true },
+      attributes: { path: "/metrics", verb: "get" },
+      maxReviewsInFlight: 2,
+      timeoutMs: 60_000,
+      clock: new FakeClock(0),
+    });
+    void check("bogus-1").catch(() => undefined);
+    void check("bogus-2").catch(() => undefined);
+    void check("bogus-1").catch(() => undefined); // the same token shares its review
+    await expect(check("bogus-3")).rejects.toThrow("2 token reviews in flight already; try again shortly");
+    expect(reviews).toBe(2);
+  });
+
   it("gives up on a review that never answers, so later scrapes of the token are not held behind it", async () => {
     const clock = new FakeClock(0);
     let calls = 0;

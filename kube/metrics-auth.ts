@@ -143,7 +143,16 @@ export interface AccessCheckOptions extends AccessCacheOptions {
   clock?: Clock;
   /** How long the TokenReview and SubjectAccessReview of one check may take together. Default 10 s. */
   timeoutMs?: number;
+  /**
+   * Reviews of different tokens in flight at once; a check beyond is refused at once (a 503), not sent. Default
+   * 16: a scraper has one token, and a caller sending a new bogus token with each request would otherwise make
+   * this server send the API server a TokenReview for each.
+   */
+  maxReviewsInFlight?: number;
 }
+
+/** A check refused because too many reviews are in flight. */
+export class TooManyReviewsError extends Error {}
 
 /**
  * The verdict for a bearer token: from the cache, else from a TokenReview and a SubjectAccessReview. Checks of
@@ -174,6 +183,12 @@ export function createAccessCheck(options: AccessCheckOptions): (token: string) 
     if (cached) return Promise.resolve(cached);
     const pending = inFlight.get(key);
     if (pending) return pending;
+    const max = options.maxReviewsInFlight ?? 16;
+    if (inFlight.size >= max) {
+      return Promise.reject(
+        new TooManyReviewsError(`${max} token reviews in flight already; try again shortly`),
+      );
+    }
     const check = ask(token)
       .then((verdict) => {
         cache.set(key, verdict, clock.now());

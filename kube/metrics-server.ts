@@ -12,6 +12,7 @@ import {
   createAccessCheck,
   guardRequest,
   type Refusal,
+  TooManyReviewsError,
 } from "./metrics-auth.ts";
 
 export type Logger = Pick<PinoLogger, "info" | "warn" | "error">;
@@ -109,6 +110,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
         return { status: 403, message: `forbidden: get ${metricsPath} is not allowed` };
       return null;
     } catch (error) {
+      if (error instanceof TooManyReviewsError) return { status: 503, message: error.message };
       logger.warn({ err: error }, "metrics server: could not review a token with the API server");
       return { status: 503, message: "could not check the token with the API server" };
     }
