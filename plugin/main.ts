@@ -37,7 +37,7 @@ import {
   statusRows,
   type TargetReplicas,
 } from "./status.ts";
-import { parseWorkloadRef, resolveWorkload } from "./workload-ref.ts";
+import { parseWorkloadRef, resolveWorkload, type WorkloadRef } from "./workload-ref.ts";
 
 /** An error whose message is for the person at the terminal: printed as is, exit code 1. */
 class PluginError extends Error {}
@@ -182,6 +182,24 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
   }
 }
 
+/**
+ * The other namespaces where `ref` names a managed workload: where the person likely meant. Nothing when the
+ * ManagedWorkloads of every namespace may not be listed.
+ */
+async function managedElsewhere(cluster: Cluster, namespace: string, ref: WorkloadRef): Promise<string[]> {
+  const all = await listManagedWorkloads(cluster, null).catch(() => [] as ManagedWorkload[]);
+  const namespaces = [...new Set(all.map((mw) => mw.metadata.namespace))].filter((ns) => ns !== namespace);
+  return namespaces
+    .filter(
+      (ns) =>
+        resolveWorkload(
+          ref,
+          all.filter((mw) => mw.metadata.namespace === ns),
+        ).kind === "managed",
+    )
+    .sort();
+}
+
 /** Patches of a request made on a ManagedWorkload that kept changing under them before the plugin gives up. */
 const requestAttempts = 3;
 
@@ -189,7 +207,7 @@ const requestAttempts = 3;
 async function requestedWorkload(
   cluster: Cluster,
   namespace: string,
-  ref: Exclude<ReturnType<typeof parseWorkloadRef>, { error: string }>,
+  ref: WorkloadRef,
 ): Promise<{ mw: ManagedWorkload; target: TargetFacts; date: string | undefined }> {
   const listed = await listManagedWorkloadsWithDate(cluster, namespace);
   const resolved = resolveWorkload(ref, listed.items);
@@ -199,10 +217,10 @@ async function requestedWorkload(
     if (exists) throw new PluginError(notManagedMessage(kind, name, namespace, exists.labels));
     // A bare name that is no Deployment may be a StatefulSet, managed or not.
     const statefulSet = ref.kind === null ? await readTarget(cluster, namespace, "StatefulSet", name) : null;
+    if (statefulSet)
+      throw new PluginError(notManagedMessage("StatefulSet", name, namespace, statefulSet.labels));
     throw new PluginError(
-      statefulSet
-        ? notManagedMessage("StatefulSet", name, namespace, statefulSet.labels)
-        : notFoundMessage(kind, name, namespace),
+      notFoundMessage(ref.kind, name, namespace, await managedElsewhere(cluster, namespace, ref)),
     );
   }
   const mw = resolved.mw;

@@ -288,6 +288,14 @@ describe("error messages", () => {
     ],
     [notFoundMessage("StatefulSet", "db", "shop"), "statefulset/db not found in namespace shop"],
     [
+      notFoundMessage(null, "nosuch", "shop"),
+      "no Deployment, ManagedWorkload or StatefulSet named nosuch in namespace shop",
+    ],
+    [
+      notFoundMessage(null, "hello", "default", ["demo"]),
+      "no Deployment, ManagedWorkload or StatefulSet named hello in namespace default; it is managed in namespace demo: add -n demo",
+    ],
+    [
       targetMissingMessage(mw()),
       "ManagedWorkload web.deployment targets deployment/web, which does not exist in namespace shop: nothing to pause or resume",
     ],

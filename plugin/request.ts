@@ -190,8 +190,23 @@ export function notManagedMessage(
   return `${what}: ${optIn}`;
 }
 
-export function notFoundMessage(kind: TargetKind, name: string, namespace: string): string {
-  return `${describeTarget(kind, name)} not found in namespace ${namespace}`;
+/**
+ * A workload that is not there: `kind` null for a bare name, which could have been any of three things.
+ * `elsewhere`: namespaces where the same name is managed, for the `-n` the person likely forgot.
+ */
+export function notFoundMessage(
+  kind: TargetKind | null,
+  name: string,
+  namespace: string,
+  elsewhere: readonly string[] = [],
+): string {
+  const what =
+    kind === null
+      ? `no Deployment, ManagedWorkload or StatefulSet named ${name} in namespace ${namespace}`
+      : `${describeTarget(kind, name)} not found in namespace ${namespace}`;
+  const [first] = elsewhere;
+  if (first === undefined) return what;
+  return `${what}; it is managed in namespace ${elsewhere.join(", ")}: add -n ${first}`;
 }
 
 export function targetMissingMessage(mw: ManagedWorkload): string {

@@ -289,7 +289,7 @@ async function down(config: SandboxConfig): Promise<void> {
   const f = files(config.stateDir);
   const left = [f.state, f.starting, f.innerReady, f.kubeconfig, f.env];
   await Promise.all(left.map((path) => rm(path, { force: true })));
-  say("napwake sandbox: stopped");
+  say("napwake sandbox: stopped (a shell that sourced its env.sh now points at nothing: open a new one)");
 }
 
 async function status(config: SandboxConfig): Promise<void> {

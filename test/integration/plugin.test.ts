@@ -159,6 +159,15 @@ describe("the kubectl plugin on the real control plane", () => {
     expect(result.stderr).toContain(`error: ${message}`);
   });
 
+  it("names the namespace a bare name is managed in, when it is not found in the one asked", async () => {
+    const result = await plugin("pause", "web", "-n", "default");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: no Deployment, ManagedWorkload or StatefulSet named web in namespace default; it is managed in namespace .*: add -n /,
+    );
+    expect(result.stderr).toContain(namespace);
+  });
+
   it("reads KUBECONFIG as kubectl does: the first file's context, past a missing file, and says when none is set", async () => {
     const dir = await mkdtemp(join(tmpdir(), "napwake-plugin-"));
     try {
