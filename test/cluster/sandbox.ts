@@ -54,11 +54,14 @@ interface SandboxState {
   envFile: string;
 }
 
+/** `status`'s exit code when no sandbox runs or starts. */
+const notRunningExitCode = 3;
+
 const USAGE = `usage: ./scripts/sandbox.sh [up|down|status] [--api-port=PORT] [--demo-port=PORT] [--state=DIR]
 
   up (the default)  build what is missing, start the sandbox in the background, say how to reach it
   down              stop it, cluster and all, even while it is still starting
-  status            say whether it runs (or is starting) and how to reach it
+  status            say whether it runs (or is starting) and how to reach it; exit code 3 when it does not
 
   --api-port PORT   the API server on 127.0.0.1 (default 16443; env NAPWAKE_SANDBOX_API_PORT)
   --demo-port PORT  the demo Service on 127.0.0.1 (default 18080; env NAPWAKE_SANDBOX_DEMO_PORT)
@@ -303,6 +306,8 @@ async function status(config: SandboxConfig): Promise<void> {
     return;
   }
   say("napwake sandbox: not running (start it with: ./scripts/sandbox.sh)");
+  // As service managers answer (LSB's "not running"), so a script can ask.
+  process.exitCode = notRunningExitCode;
   // A sandbox that ended without `down` (the machine restarted, the process was killed) leaves these behind.
   if (existsSync(files(config.stateDir).env)) {
     say(

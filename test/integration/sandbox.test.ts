@@ -98,7 +98,10 @@ describe("the sandbox", () => {
 
   it("starts, says how to reach it, serves its cluster, and stops with nothing left behind", async () => {
     const { stateDir, ports } = await fresh();
-    expect((await sandbox(stateDir, "status", ports)).stdout).toContain("not running");
+    expect(await sandbox(stateDir, "status", ports)).toMatchObject({
+      code: 3,
+      stdout: expect.stringContaining("not running"),
+    });
     const up = await sandbox(stateDir, "up", ports);
     expect(up.code, up.stderr).toBe(0);
     expect(up.stdout).toContain("Napwake sandbox is running");
