@@ -188,15 +188,9 @@ async function request(command: Extract<Command, { kind: "request" }>, now: () =
  */
 async function managedElsewhere(cluster: Cluster, namespace: string, ref: WorkloadRef): Promise<string[]> {
   const all = await listManagedWorkloads(cluster, null).catch(() => [] as ManagedWorkload[]);
-  const namespaces = [...new Set(all.map((mw) => mw.metadata.namespace))].filter((ns) => ns !== namespace);
-  return namespaces
-    .filter(
-      (ns) =>
-        resolveWorkload(
-          ref,
-          all.filter((mw) => mw.metadata.namespace === ns),
-        ).kind === "managed",
-    )
+  return [...Map.groupBy(all, (mw) => mw.metadata.namespace)]
+    .filter(([ns, mws]) => ns !== namespace && resolveWorkload(ref, mws).kind === "managed")
+    .map(([ns]) => ns)
     .sort();
 }
 

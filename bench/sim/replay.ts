@@ -172,7 +172,7 @@ export function replayPolicy(
  * The slot that closes at a check at `checkMs`, or null: as the operator's look, a check on a slot's end learns
  * that slot before it decides anything.
  */
-export function slotClosedAt(checkMs: number): number | null {
+function slotClosedAt(checkMs: number): number | null {
   return checkMs % SLOT_MS === 0 ? slotOf(checkMs) - 1 : null;
 }
 

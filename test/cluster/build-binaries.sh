@@ -68,8 +68,8 @@ fi
 command -v go >/dev/null || { log "go is not installed: install Go 1.26 or newer"; exit 1; }
 mkdir -p "$out" "$work"
 # One build at a time (the sandbox and the tests started together share $work): the second waits, then finds
-# the binaries built. The script runs again under the lock, held by flock itself (-o), so no process the build
-# leaves behind holds it.
+# the binaries built, at the check above, as the script runs again under the lock, held by flock itself (-o), so
+# no process the build leaves behind holds it.
 if [[ -z "${NAPWAKE_BUILD_LOCKED:-}" ]]; then
   export NAPWAKE_BUILD_LOCKED=1
   lock="$cache/.build.lock"
@@ -78,11 +78,6 @@ if [[ -z "${NAPWAKE_BUILD_LOCKED:-}" ]]; then
   [[ $status -eq 75 ]] || exit "$status"
   log "another build is running; waiting for it"
   exec flock -o "$lock" bash "${BASH_SOURCE[0]}" "$@"
-fi
-if all_built; then
-  log "binaries up to date in $out"
-  echo "$out"
-  exit 0
 fi
 export GOFLAGS="-buildvcs=false -trimpath" CGO_ENABLED=0
 started=$SECONDS
