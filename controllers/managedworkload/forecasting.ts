@@ -265,17 +265,17 @@ export class ForecastBook {
       // Not saved until that history settles, the reset would be made again, and announced again, by every
       // restart meanwhile: its phase change is told once, with what the history brings.
       const reset = startedAgain(entry.engine, learned.engine) && this.#historyAsked(mw);
+      const notices = learned.events.flatMap(noticeOf);
+      const phaseChanged = (n: ForecastNotice) => n.reason === eventReasons.forecastPhaseChanged;
       if (reset) {
         entry.history = "wanted";
         entry.historyFailures = 0;
         entry.historyRetryAtMs = Number.NEGATIVE_INFINITY;
-        entry.resetNote =
-          learned.events.flatMap(noticeOf).find((n) => n.reason === eventReasons.forecastPhaseChanged)
-            ?.note ?? null;
+        entry.resetNote = notices.find(phaseChanged)?.note ?? null;
       }
       entry.engine = learned.engine;
-      const events = reset ? learned.events.filter((e) => e.kind !== "phase-change") : learned.events;
-      entry.unsent = [...entry.unsent, ...events.flatMap(noticeOf)].slice(-MAX_UNSENT);
+      const told = reset ? notices.filter((n) => !phaseChanged(n)) : notices;
+      entry.unsent = [...entry.unsent, ...told].slice(-MAX_UNSENT);
       entry.openSlot = nowSlot;
       entry.openWatched = false;
       entry.active = false;
@@ -589,8 +589,9 @@ export class ForecastBook {
     // next save until then; an unreadable one counts as now.
     const savedAtMs = Math.min(timeOf(prediction?.savedAt) ?? nowMs, nowMs);
     const suspendedSinceMs = suspendedSince(prediction, nowMs);
+    const base = fresh();
     return {
-      ...fresh(),
+      ...base,
       engine,
       // The slots since the state was saved were not watched: learned as gaps at once (a long gap resets
       // the engine before its advice is used), not when the next slot closes.
@@ -598,7 +599,7 @@ export class ForecastBook {
       openWatched: false,
       savedAtMs,
       saveDueAtMs: savedAtMs + hourMs,
-      restoredSaves: [...fresh().restoredSaves, iso(savedAtMs)],
+      restoredSaves: [...base.restoredSaves, iso(savedAtMs)],
       state: saved,
       history: "settled",
       off: false,
