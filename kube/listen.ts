@@ -1,4 +1,4 @@
-import type { AddressInfo, Server } from "node:net";
+import type { AddressInfo, Server, Socket } from "node:net";
 
 /**
  * Starts `server` listening on `port` (on `host`, or on every interface) and resolves with the address it took.
@@ -46,4 +46,21 @@ export async function listenOnEveryFamily<T>(
  */
 export function reportLaterErrors(server: Server, report: (err: Error) => void): void {
   server.on("error", report);
+}
+
+/**
+ * Every connection `server` has, from its first byte, to end at a shutdown's deadline: `closeAllConnections`
+ * leaves out one still in its TLS handshake, which would hold `close()` until the pod is killed.
+ */
+export function trackConnections(server: Server): { destroyAll(): void } {
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  return {
+    destroyAll() {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { request as httpsRequest } from "node:https";
+import { connect as netConnect } from "node:net";
 import { connect } from "node:tls";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -183,6 +184,29 @@ describe("the metrics server", () => {
     expect(server.isReady()).toBe(true);
     await server.close();
     expect(server.isReady()).toBe(false);
+  });
+
+  it("closes, by its grace, a connection that never began its TLS handshake", async () => {
+    server = createMetricsServer({
+      metrics,
+      certificates: certificateSource(first).source,
+      authenticator,
+      authorizer,
+      logger: pino({ level: "silent" }),
+      closeGraceMs: 200,
+    });
+    const { port } = await server.listen("127.0.0.1", 0);
+    const silent = await new Promise<{ destroy(): void }>((resolve, reject) => {
+      const socket = netConnect({ host: "127.0.0.1", port }, () => resolve(socket));
+      socket.on("error", () => undefined);
+      socket.once("error", reject);
+    });
+    const closed = await Promise.race([
+      server.close().then(() => "closed"),
+      new Promise((resolve) => setTimeout(() => resolve("still open"), 5_000)),
+    ]);
+    silent.destroy();
+    expect(closed).toBe("closed");
   });
 
   it("closes while a kept-alive connection is idle", async () => {

@@ -3,7 +3,7 @@ import { createServer } from "node:https";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { listen, listenOnEveryFamily, reportLaterErrors } from "./listen.ts";
+import { listen, listenOnEveryFamily, reportLaterErrors, trackConnections } from "./listen.ts";
 import {
   type AccessCacheOptions,
   type Authenticator,
@@ -117,6 +117,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
   }
 
   const unsubscribe = tls.follow(server);
+  const connections = trackConnections(server);
 
   return {
     async listen(host, port) {
@@ -131,7 +132,7 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
       if (!server.listening) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timer = clock.setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? 5_000);
+      const timer = clock.setTimeout(() => connections.destroyAll(), options.closeGraceMs ?? 5_000);
       await closed;
       clock.clearTimeout(timer);
     },

@@ -1,9 +1,9 @@
 import type { Server as HttpsServer } from "node:https";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import fastify, { type FastifyError } from "fastify";
 import type { Logger as PinoLogger } from "pino";
 import { type ServingCertificates, servingTls } from "../certs/serving-tls.ts";
-import { listenOnEveryFamily, reportLaterErrors } from "../kube/listen.ts";
+import { listenOnEveryFamily, reportLaterErrors, trackConnections } from "../kube/listen.ts";
 import type { AdmissionMetrics, AdmissionResult } from "../kube/metrics.ts";
 import { type AdmissionDecision, admissionReview, parseAdmissionReview } from "./admission.ts";
 import { checkRegistry, type WebhookEntry } from "./registry.ts";
@@ -83,12 +83,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   });
 
   const unsubscribe = tls.follow(app.server as HttpsServer);
-  // Every connection, from its first byte: one still in its TLS handshake is not the HTTP server's to close.
-  const sockets = new Set<Socket>();
-  app.server.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
+  const connections = trackConnections(app.server);
   let handshakeWarnedAtMs = Number.NEGATIVE_INFINITY;
   app.server.on("tlsClientError", (err: Error) => {
     options.metrics?.handshakeFailed();
@@ -187,9 +182,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     async close() {
       closing = true;
       unsubscribe();
-      const deadline = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-      }, options.closeDeadlineMs ?? 10_000);
+      const deadline = setTimeout(() => connections.destroyAll(), options.closeDeadlineMs ?? 10_000);
       deadline.unref();
       try {
         await app.close();
