@@ -101,6 +101,10 @@ export const eventReasons = {
   forecastHistoryEmpty: "ForecastHistoryEmpty",
   /** The activity history could not be read from Prometheus: the engine learns from now. */
   forecastHistoryUnavailable: "ForecastHistoryUnavailable",
+  /** The forecast's seasons were placed anew by another time zone's clock (spec.forecast.timeZone changed). */
+  forecastTimeZoneChanged: "ForecastTimeZoneChanged",
+  /** spec.forecast.timeZone names a zone this operator does not know: the seasons follow the operator's default. */
+  forecastTimeZoneUnknown: "ForecastTimeZoneUnknown",
   /** A new recommendation, or one that changed materially (see rightsizing/change.ts). */
   recommendationChanged: "RecommendationChanged",
   /** No recommendation for a workload or container yet (too little history, no series): sent once per reason. */

@@ -95,6 +95,8 @@ export interface ForecastSettings {
   idleWindow?: string;
   awakeBudget?: AwakeBudget;
   history?: ForecastHistory;
+  /** The IANA time zone whose clock the learned seasons follow; unset: the operator's --forecast-time-zone. */
+  timeZone?: string;
 }
 
 export interface Dependency {

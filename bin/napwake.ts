@@ -57,6 +57,8 @@ const usage = `usage: napwake operator [flags]
   --paused-check-interval DUR     how often a paused workload is looked at (default 5m, 1s..1h)
   --prometheus-url URL            Prometheus-compatible API for activity queries, the activity history new
                                   forecasts start from, and rightsizing
+  --forecast-time-zone ZONE       the IANA time zone whose clock forecast seasons follow where a
+                                  ManagedWorkload's spec.forecast.timeZone is unset (default UTC)
   --health-port PORT              /healthz and /readyz on every interface (default 8081; 0 turns it off); the
                                   health, metrics and webhook ports must differ
   --metrics-port PORT             HTTPS /metrics for tokens allowed to get it (default 8443; 0 turns it off);
@@ -236,7 +238,10 @@ async function runOperator(config: OperatorConfig): Promise<void> {
       metrics: metrics.queueMetrics("managedworkload"),
       lifecycle: metrics,
       // New engines start from the activity history when there is a Prometheus to read it from.
-      forecasts: new ForecastBook({}, { history: Boolean(config.prometheusUrl) }),
+      forecasts: new ForecastBook(
+        { timeZone: config.forecastTimeZone },
+        { history: Boolean(config.prometheusUrl) },
+      ),
       ...(config.prometheusUrl
         ? {
             history: activityHistoryReader({

@@ -76,6 +76,22 @@ describe("parseOperatorConfig", () => {
     expect(parseOperatorConfig(args, {}).rightsizing).toMatchObject(want);
   });
 
+  it("reads the forecast's default time zone, UTC unless set", () => {
+    expect(parseOperatorConfig([], {}).forecastTimeZone).toBe("UTC");
+    expect(parseOperatorConfig(["--forecast-time-zone=Europe/Berlin"], {}).forecastTimeZone).toBe(
+      "Europe/Berlin",
+    );
+  });
+
+  it("refuses a forecast time zone the runtime does not know, saying what to set", () => {
+    expect(() => parseOperatorConfig(["--forecast-time-zone=CET+1"], {})).toThrow(
+      new ConfigError(
+        '--forecast-time-zone: unknown time zone "CET+1": use an IANA name such as "Europe/Berlin", ' +
+          '"America/New_York" or "UTC"',
+      ),
+    );
+  });
+
   it("takes the host name, lower-cased, for the pod name outside a pod", () => {
     expect(parseOperatorConfig([], { HOSTNAME: "DevBox-7" }).podName).toBe("devbox-7");
   });

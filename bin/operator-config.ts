@@ -7,6 +7,7 @@ import {
   type RightsizingResource,
   rightsizingModes,
 } from "../api/rightsizingpolicy.ts";
+import { calendarOf } from "../forecast/calendar.ts";
 import { everyInterface } from "../kube/listen.ts";
 
 /** Everything the operator is told at start, parsed once here and passed down. */
@@ -25,6 +26,8 @@ export interface OperatorConfig {
    */
   shutdownDelayMs: number;
   prometheusUrl: string | undefined;
+  /** The time zone forecast seasons follow where spec.forecast.timeZone is unset. */
+  forecastTimeZone: string;
   healthPort: number;
   /** HTTPS /metrics, behind TokenReview and SubjectAccessReview; 0 turns it off. */
   metricsPort: number;
@@ -117,6 +120,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
         "check-interval": { type: "string", default: "30s" },
         "paused-check-interval": { type: "string", default: "5m" },
         "prometheus-url": { type: "string" },
+        "forecast-time-zone": { type: "string", default: "UTC" },
         "health-port": { type: "string", default: "8081" },
         "metrics-port": { type: "string", default: "8443" },
         "dry-run": { type: "boolean", default: false },
@@ -186,6 +190,9 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   }
   const url = str("prometheus-url");
   if (url !== undefined) checkPrometheusUrl(url);
+  const forecastTimeZone = str("forecast-time-zone") ?? "UTC";
+  const calendar = calendarOf(forecastTimeZone);
+  if (!calendar.ok) throw new ConfigError(`--forecast-time-zone: ${calendar.error}`);
   const name = (flag: string, pattern: RegExp, what: string, fallback = "") => {
     const value = str(flag) ?? fallback;
     if (!pattern.test(value)) {
@@ -290,6 +297,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     pausedCheckIntervalMs: duration("paused-check-interval", { min: oneSecond, max: oneHour }),
     shutdownDelayMs: duration("shutdown-delay", { max: maxShutdownDelay }),
     prometheusUrl: url?.replace(/\/+$/, ""),
+    forecastTimeZone,
     healthPort,
     metricsPort,
     dryRun: values["dry-run"] === true,

@@ -3,6 +3,7 @@
 // oversized or unknown state comes back as an error value the caller can report and discard.
 
 import { EMPTY_ACCURACY } from "./accuracy.ts";
+import { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR } from "./calendar.ts";
 import { type Bounds, type ForecastConfig, forecastConfig, historySlots } from "./config.ts";
 import { earlierActiveSlotOf, type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
 import { DAY_SLOTS, positiveModulo, SLOT_MS, WEEK_SLOTS } from "./grid.ts";
@@ -12,18 +13,22 @@ import { err, ok, type Result } from "./result.ts";
 import { NO_SILENCE, type Silence } from "./silence.ts";
 
 export const STATE_VERSION = 2;
+/** Version 2 with the seasons placed by a time zone other than UTC (`m.z`). */
+export const ZONED_STATE_VERSION = 3;
 export const MAX_STATE_BYTES = 8 * 1024;
 
 export type StateErrorCode = "oversized" | "malformed" | "unsupported-version" | "invalid";
 export type StateError = { code: StateErrorCode; message: string };
 
 /**
- * Wire shape of versions 1 and 2 (short keys: this is stored on every ManagedWorkload). Version 2 stores the
+ * Wire shape of versions 1 to 3 (short keys: this is stored on every ManagedWorkload). Version 2 stores the
  * history's square roots, so one large count does not round every small one next to it to 0; an operator that
- * reads only version 1 discards such a state with an Event rather than misreading it.
+ * reads only version 1 discards such a state with an Event rather than misreading it. Version 3 is version 2
+ * with seasons placed by a time zone other than UTC; a state in UTC is still written as version 2, which
+ * operators from before time zones read, and one in another zone is discarded by them rather than misplaced.
  */
 type WireV1 = {
-  v: 1 | 2;
+  v: 1 | 2 | 3;
   ph: Phase;
   rc: (typeof PHASE_REASON_CODES)[number];
   rm: string;
@@ -63,6 +68,8 @@ type WireModelV1 = {
   /** Weekly season, int16 scaled by ws; "" while daily only. */
   w: string;
   ws: number;
+  /** The time zone the seasons are placed by (version 3; UTC before). */
+  z?: string;
 };
 
 const GAP_CODE = 0xffff;
@@ -73,8 +80,9 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
   const { model, params } = engine;
   const history = historyInTimeOrder(engine).map((value) => Math.sqrt(Math.max(0, value)));
   const historyScale = scaleFor(history, 65534, (v) => v);
+  const zoned = model !== null && !sameCalendar(model.calendar, UTC_CALENDAR);
   const wire: WireV1 = {
-    v: STATE_VERSION,
+    v: zoned ? ZONED_STATE_VERSION : STATE_VERSION,
     ph: engine.phase,
     rc: engine.phaseReason.code,
     rm: engine.phaseReason.message.slice(0, MAX_MESSAGE_CHARS),
@@ -132,6 +140,7 @@ function encodeModel(engine: ForecastEngine): WireModelV1 {
     d: Buffer.from(new Float32Array(model.daily).buffer).toString("base64"),
     w: weekly ? encodeInt16(model.weekly, weeklyScale) : "",
     ws: weeklyScale,
+    ...(sameCalendar(model.calendar, UTC_CALENDAR) ? {} : { z: model.calendar.timeZone }),
   };
 }
 
@@ -180,8 +189,8 @@ export function decodeEngine(text: string, config: ForecastConfig): Result<Forec
     return err({ code: "malformed", message: `state is not JSON: ${(cause as Error).message}` });
   }
   if (!isRecord(raw)) return err({ code: "malformed", message: "state is not a JSON object" });
-  // One reader per version; version 2 differs from 1 only in how the history is stored.
-  if (raw.v === 1 || raw.v === 2) return decodeV1(raw, config);
+  // One reader for every version: 2 differs from 1 only in how the history is stored, 3 from 2 in m.z.
+  if (raw.v === 1 || raw.v === 2 || raw.v === ZONED_STATE_VERSION) return decodeV1(raw, config);
   return err({ code: "unsupported-version", message: `state version ${String(raw.v)} is not supported` });
 }
 
@@ -201,7 +210,7 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const length = historySlots(config);
   const historyScale = nonNegative(raw.hs, "hs");
   const stored = decodeUint16(text(raw.h, "h"), length, historyScale, "h");
-  const ordered = raw.v === 2 ? stored.map((root) => root * root) : stored;
+  const ordered = raw.v !== 1 ? stored.map((root) => root * root) : stored;
   const nextSlot = nullableSlot(raw.ns, "ns");
   const history = new Float64Array(length).fill(Number.NaN);
   if (nextSlot !== null) {
@@ -212,7 +221,8 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   // Squared errors and the scored count outgrow the values themselves.
   const accLimits = [MAX_SQUARED, MAX_SQUARED, 1, Number.MAX_SAFE_INTEGER];
   const acc = array(raw.acc, 4, "acc").map((v, i) => nonNegative(v, `acc[${i}]`, accLimits[i]));
-  const model = raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot, config);
+  const model =
+    raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot, config, raw.v === 3);
   if (phase !== "learning" && !model) throw new InvalidState(`phase ${phase} needs a model`);
   const firstSlot = nullableSlot(raw.fs, "fs");
   const lastRefitSlot = nullableSlot(raw.lr, "lr");
@@ -260,7 +270,7 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   return { ...engine, earlierActiveSlot: earlierActiveSlotOf(engine) };
 }
 
-function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConfig) {
+function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConfig, zoned: boolean) {
   if (!isRecord(raw)) throw new InvalidState("m is not an object");
   if (nextSlot === null) throw new InvalidState("a model needs ns");
   const seasonality = oneOf(raw.s, ["d", "dw"] as const, "m.s") === "dw" ? "daily+weekly" : "daily";
@@ -288,6 +298,7 @@ function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConf
     errorMoments: { squaredError: moments[0] ?? 0, scale: moments[1] ?? 1 },
     state: {
       seasonality,
+      calendar: zoned ? readCalendar(raw.z) : UTC_CALENDAR,
       level: bounded(raw.l, "m.l"),
       slope: bounded(raw.b, "m.b"),
       daily,
@@ -296,6 +307,12 @@ function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConf
       nextSlot,
     } as const,
   };
+}
+
+function readCalendar(raw: unknown): SeasonCalendar {
+  const calendar = calendarOf(text(raw, "m.z"));
+  if (!calendar.ok) throw new InvalidState(`m.z: ${calendar.error}`);
+  return calendar.value;
 }
 
 function clampTo(value: number, [low, high]: Bounds): number {

@@ -1,3 +1,4 @@
+import { calendarOf, type SeasonCalendar } from "./calendar.ts";
 import { DAY_SLOTS } from "./grid.ts";
 import type { SeasonHalfLives } from "./holt-winters.ts";
 
@@ -127,6 +128,11 @@ export type ForecastConfig = {
   prewakeSearchSlots: number;
   /** A gap longer than this (in slots) throws the history away: the engine starts learning again. */
   maxGapSlots: number;
+  /**
+   * The IANA time zone whose clock the seasons follow: a pattern kept by the local clock stays in place across
+   * daylight-saving changes. The grid and every time the engine gives stay UTC.
+   */
+  timeZone: string;
 };
 
 export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
@@ -170,6 +176,7 @@ export const DEFAULT_FORECAST_CONFIG: ForecastConfig = {
   suspendAfterMissedSlots: Number.POSITIVE_INFINITY,
   prewakeSearchSlots: DAY_SLOTS,
   maxGapSlots: 7 * DAY_SLOTS,
+  timeZone: "UTC",
 };
 
 /** Most days of history an engine keeps: 14 keep its saved state under 8 KiB, and one read of Prometheus. */
@@ -178,7 +185,8 @@ export const MAX_HISTORY_DAYS = 14;
 /**
  * Defaults overridden by `overrides`; keeps `weeklyAfterDays` within the kept history. A half-life that is
  * not a positive number of days is refused: a zero or NaN one would start the seasons from NaN weights. So
- * is a history longer than `MAX_HISTORY_DAYS`, and bounds for the awake budget's threshold that reach 0 or 1.
+ * is a history longer than `MAX_HISTORY_DAYS`, bounds for the awake budget's threshold that reach 0 or 1, and a
+ * time zone the runtime does not know.
  */
 export function forecastConfig(overrides: Partial<ForecastConfig> = {}): ForecastConfig {
   const merged = { ...DEFAULT_FORECAST_CONFIG, ...overrides };
@@ -202,6 +210,8 @@ export function forecastConfig(overrides: Partial<ForecastConfig> = {}): Forecas
       );
     }
   }
+  const calendar = calendarOf(merged.timeZone);
+  if (!calendar.ok) throw new RangeError(`timeZone: ${calendar.error}`);
   const [low, high] = merged.activityProbabilityBounds;
   // Steered on the log-odds scale, a threshold of 0 or 1 could never move back.
   if (!(low > 0 && low <= high && high < 1)) {
@@ -214,4 +224,11 @@ export function forecastConfig(overrides: Partial<ForecastConfig> = {}): Forecas
 
 export function historySlots(config: ForecastConfig): number {
   return config.historyDays * DAY_SLOTS;
+}
+
+/** The calendar of `config.timeZone`, which `forecastConfig` checked. */
+export function seasonCalendar(config: ForecastConfig): SeasonCalendar {
+  const calendar = calendarOf(config.timeZone);
+  if (!calendar.ok) throw new RangeError(`timeZone: ${calendar.error}`);
+  return calendar.value;
 }

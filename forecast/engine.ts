@@ -3,7 +3,8 @@
 // an engine and returns a new one plus the events the caller should surface.
 
 import { type AccuracyRecord, confidenceOf, EMPTY_ACCURACY, recordAccuracy } from "./accuracy.ts";
-import { type ForecastConfig, historySlots } from "./config.ts";
+import { sameCalendar } from "./calendar.ts";
+import { type ForecastConfig, historySlots, seasonCalendar } from "./config.ts";
 import { type ErrorMoments, fitWindow, hwOptions, varianceScale } from "./fit.ts";
 import { DAY_SLOTS, type GridPoint, positiveModulo, slotStartMs, WEEK_SLOTS } from "./grid.ts";
 import {
@@ -433,8 +434,12 @@ function advanceLifecycle(draft: ForecastEngine, config: ForecastConfig, events:
 
   const model = draft.model as HwState;
   const weeklyReady = model.seasonality === "daily" && span >= weeklySlots;
-  // A model without a refit on record (a damaged state) is refitted at once rather than never.
-  const refitDue = draft.lastRefitSlot === null || nextSlot - draft.lastRefitSlot >= config.refitEverySlots;
+  // A model without a refit on record (a damaged state) is refitted at once rather than never, and so is one
+  // whose seasons are placed by another time zone than the config's.
+  const refitDue =
+    draft.lastRefitSlot === null ||
+    nextSlot - draft.lastRefitSlot >= config.refitEverySlots ||
+    !sameCalendar(model.calendar, seasonCalendar(config));
   if (weeklyReady || refitDue) refit(draft, span >= weeklySlots ? "daily+weekly" : "daily", config, events);
 
   const score = confidence(draft);
@@ -498,6 +503,16 @@ export function refitEngine(engine: ForecastEngine, config: ForecastConfig): For
   const draft = cloneEngine(engine);
   refit(draft, draft.model?.seasonality ?? "daily", config, []);
   return draft;
+}
+
+/**
+ * The engine with its seasons placed by `config.timeZone`: refitted on the kept history when they were placed by
+ * another zone (the spec's zone changed), the same engine otherwise. The history is kept by UTC slot, so the
+ * seasons are placed anew at once rather than relearned.
+ */
+export function inTimeZone(engine: ForecastEngine, config: ForecastConfig): ForecastEngine {
+  if (!engine.model || sameCalendar(engine.model.calendar, seasonCalendar(config))) return engine;
+  return refitEngine(engine, config);
 }
 
 /**

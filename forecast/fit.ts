@@ -1,7 +1,7 @@
 // Fits the smoothing parameters to a history window by minimising the one-step-ahead squared error,
 // then replays the window with the winning parameters to get the state to forecast from.
 
-import type { Bounds, ForecastConfig } from "./config.ts";
+import { type Bounds, type ForecastConfig, seasonCalendar } from "./config.ts";
 import {
   cloneHwState,
   forecastAt,
@@ -84,7 +84,7 @@ export function fitWindow(
   seasonality: Seasonality,
   config: ForecastConfig,
 ): FitResult | null {
-  const initial = initialState(window, seasonality, config.seasonHalfLivesDays);
+  const initial = initialState(window, seasonality, config.seasonHalfLivesDays, seasonCalendar(config));
   const options = hwOptions(config);
   const names = freeParameters(seasonality, config.useTrend);
   const bounds: Bounds[] = names.map((name) => config.bounds[name]);

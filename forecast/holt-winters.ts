@@ -2,7 +2,8 @@
 // weekly seasonal term, plus a first-order autocorrelation adjustment of the one-step error.
 // Additive, so long runs of zero activity are fine (a multiplicative model would divide by them).
 
-import { DAY_SLOTS, positiveModulo, WEEK_SLOTS } from "./grid.ts";
+import { type SeasonCalendar, UTC_CALENDAR } from "./calendar.ts";
+import { DAY_SLOTS, WEEK_SLOTS } from "./grid.ts";
 
 export type Seasonality = "daily" | "daily+weekly";
 
@@ -12,9 +13,11 @@ export type HwState = {
   seasonality: Seasonality;
   level: number;
   slope: number;
-  /** Indexed by slot mod 96. */
+  /** Where each slot falls in the seasons: the workload's time zone. */
+  calendar: SeasonCalendar;
+  /** Indexed by the slot's local time of day (its week position mod 96). */
   daily: Float64Array;
-  /** Indexed by slot mod 672; all zero while the model is daily only. */
+  /** Indexed by the slot's local time of week; all zero while the model is daily only. */
   weekly: Float64Array;
   /** Last one-step residual of the component model, for the autocorrelation adjustment. */
   lastError: number;
@@ -30,11 +33,12 @@ export function cloneHwState(state: HwState): HwState {
 
 /** Component forecast for `slot` from the state as it is (no autocorrelation term). */
 function componentForecast(state: HwState, slot: number, trendSteps: number): number {
+  const weekIndex = state.calendar.weekPosition(slot);
   return (
     state.level +
     state.slope * trendSteps +
-    (state.daily[positiveModulo(slot, DAY_SLOTS)] ?? 0) +
-    (state.weekly[positiveModulo(slot, WEEK_SLOTS)] ?? 0)
+    (state.daily[weekIndex % DAY_SLOTS] ?? 0) +
+    (state.weekly[weekIndex] ?? 0)
   );
 }
 
@@ -52,8 +56,8 @@ export function stepInPlace(state: HwState, params: HwParams, options: HwOptions
     state.lastError = 0;
     return Number.NaN;
   }
-  const dayIndex = positiveModulo(slot, DAY_SLOTS);
-  const weekIndex = positiveModulo(slot, WEEK_SLOTS);
+  const weekIndex = state.calendar.weekPosition(slot);
+  const dayIndex = weekIndex % DAY_SLOTS;
   const daily = state.daily[dayIndex] ?? 0;
   const weekly = state.weekly[weekIndex] ?? 0;
   const componentError = value - (base + daily + weekly);
@@ -142,9 +146,11 @@ export function initialState(
   window: SlotWindow,
   seasonality: Seasonality,
   halfLives: SeasonHalfLives = EQUAL_WEIGHTS,
+  calendar: SeasonCalendar = UTC_CALENDAR,
 ): HwState {
   const level = meanOfObserved(window.values);
-  const daily = seasonalMeans(window, DAY_SLOTS, () => level, recencyWeight(window, halfLives.daily));
+  const dayIndexOf = (slot: number) => calendar.weekPosition(slot) % DAY_SLOTS;
+  const daily = dailyMeans(window, dayIndexOf, () => level, recencyWeight(window, halfLives.daily));
   // Two weeks give only two samples per time of week, so the raw weekly term is mostly sampling
   // noise unless the weekly pattern is strong: it is shrunk towards zero, day by day, by how much of
   // it the noise explains (see `shrunkWeeklyMeans`).
@@ -152,11 +158,13 @@ export function initialState(
     seasonality === "daily+weekly"
       ? shrunkWeeklyMeans(
           window,
-          (slot) => level + (daily[positiveModulo(slot, DAY_SLOTS)] ?? 0),
+          (slot) => level + (daily[dayIndexOf(slot)] ?? 0),
           recencyWeight(window, halfLives.weekly),
+          calendar,
         )
       : new Float64Array(WEEK_SLOTS);
-  return { seasonality, level, slope: 0, daily, weekly, lastError: 0, nextSlot: window.startSlot };
+  const nextSlot = window.startSlot;
+  return { seasonality, level, slope: 0, calendar, daily, weekly, lastError: 0, nextSlot };
 }
 
 /** Weight of the value at `offset` in `window`: 1 for the newest, halving every `halfLifeDays`. */
@@ -176,18 +184,18 @@ function meanOfObserved(values: Float64Array): number {
   return count === 0 ? 0 : sum / count;
 }
 
-function seasonalMeans(
+function dailyMeans(
   window: SlotWindow,
-  period: number,
+  indexOf: (slot: number) => number,
   baseline: (slot: number) => number,
   weightOf: (offset: number) => number,
 ): Float64Array {
-  const sums = new Float64Array(period);
-  const weights = new Float64Array(period);
+  const sums = new Float64Array(DAY_SLOTS);
+  const weights = new Float64Array(DAY_SLOTS);
   window.values.forEach((value, offset) => {
     if (Number.isNaN(value)) return;
     const slot = window.startSlot + offset;
-    const index = positiveModulo(slot, period);
+    const index = indexOf(slot);
     const weight = weightOf(offset);
     sums[index] = (sums[index] ?? 0) + weight * (value - baseline(slot));
     weights[index] = (weights[index] ?? 0) + weight;
@@ -207,6 +215,7 @@ export function shrunkWeeklyMeans(
   window: SlotWindow,
   baseline: (slot: number) => number,
   weightOf: (offset: number) => number = () => 1,
+  calendar: SeasonCalendar = UTC_CALENDAR,
 ): Float64Array {
   const weights = new Float64Array(WEEK_SLOTS);
   const squaredWeights = new Float64Array(WEEK_SLOTS);
@@ -215,7 +224,7 @@ export function shrunkWeeklyMeans(
   window.values.forEach((value, offset) => {
     if (Number.isNaN(value)) return;
     const slot = window.startSlot + offset;
-    const index = positiveModulo(slot, WEEK_SLOTS);
+    const index = calendar.weekPosition(slot);
     const residual = value - baseline(slot);
     const weight = weightOf(offset);
     weights[index] = (weights[index] ?? 0) + weight;

@@ -2,6 +2,7 @@
 
 export { type AccuracyRecord, confidenceOf } from "./accuracy.ts";
 export { type AwakeSpend, idleWindowAwakeMs, spendBudget, withThreshold } from "./budget.ts";
+export { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR } from "./calendar.ts";
 export { decodeEngine, encodeEngine, MAX_STATE_BYTES, STATE_VERSION, type StateError } from "./codec.ts";
 export {
   type Bounds,
@@ -9,6 +10,7 @@ export {
   type ForecastConfig,
   forecastConfig,
   type ParameterBounds,
+  seasonCalendar,
 } from "./config.ts";
 export {
   adviceSuspended,
@@ -31,6 +33,7 @@ export {
   type EngineEvent,
   type ForecastEngine,
   historyAt,
+  inTimeZone,
   isActive,
   type Observation,
   observe,

@@ -24,3 +24,25 @@ export function officeSeries(
     value: poisson(random, rate(Math.floor(i / DAY_SLOTS), i % DAY_SLOTS)),
   }));
 }
+
+/**
+ * `officeSeries` kept by the wall clock of `zone` (office hours 08:00-18:00 local, Monday to Friday), on the UTC
+ * grid from `startSlot`: read from the runtime's time-zone database directly, not through a season calendar.
+ */
+export function localOfficeSeries(zone: string, startSlot: number, days: number, seed: number): GridPoint[] {
+  const random = seededRandom(seed);
+  const format = new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone,
+    weekday: "short",
+    hourCycle: "h23",
+    hour: "numeric",
+    minute: "numeric",
+  });
+  return Array.from({ length: days * DAY_SLOTS }, (_, i) => {
+    const parts = format.formatToParts(new Date((startSlot + i) * 15 * 60 * 1000));
+    const part = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+    const weekday = !["Sat", "Sun"].includes(part("weekday"));
+    const daySlot = Math.floor((Number(part("hour")) * 60 + Number(part("minute"))) / 15);
+    return { slot: startSlot + i, value: poisson(random, officeRate(weekday ? 0 : 5, daySlot)) };
+  });
+}

@@ -80,6 +80,42 @@ describe("validateManagedWorkload", () => {
     });
   });
 
+  const inZone = (name: string, timeZone: string) => ({
+    ...managedWorkload(name, { kind: "Deployment", name: "api" }),
+    spec: { targetRef: { kind: "Deployment", name: "api" }, forecast: { timeZone } },
+  });
+
+  it.each([
+    { name: "a known zone", object: inZone("a", "Europe/Berlin"), old: undefined, allowed: true },
+    { name: "a link to one", object: inZone("a", "US/Pacific"), old: undefined, allowed: true },
+    { name: "an unknown zone", object: inZone("a", "Europe/Atlantis"), old: undefined, allowed: false },
+    {
+      name: "an unknown zone set on an update",
+      object: inZone("a", "Europe/Atlantis"),
+      old: inZone("a", "Europe/Berlin"),
+      allowed: false,
+    },
+    {
+      name: "an unknown zone stored before, left as it is (the object stays editable)",
+      object: inZone("a", "Europe/Atlantis"),
+      old: inZone("a", "Europe/Atlantis"),
+      allowed: true,
+    },
+  ])("spec.forecast.timeZone: $name, allowed $allowed", ({ object, old, allowed }) => {
+    expect(validateManagedWorkload(managedWorkloadRequest(object, old), owners).allowed).toBe(allowed);
+  });
+
+  it("says which time zone it does not know and what to set", () => {
+    const decision = validateManagedWorkload(managedWorkloadRequest(inZone("a", "Europe/Atlantis")), owners);
+    expect(decision).toEqual({
+      allowed: false,
+      code: 422,
+      message:
+        'Napwake refuses ManagedWorkload shop/a: spec.forecast.timeZone: unknown time zone "Europe/Atlantis": ' +
+        'use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"',
+    });
+  });
+
   it("reads the target where the injected function says", () => {
     const object = { ...managedWorkload("second", { kind: "x", name: "y" }), spec: { workload: web } };
     const decision = validateManagedWorkload(

@@ -1,4 +1,5 @@
 import { group } from "../api/keys.ts";
+import { calendarOf } from "../forecast/calendar.ts";
 import type { AdmissionDecision, AdmissionRequest, KubeObject } from "./admission.ts";
 import { metadataProblems } from "./metadata-rules.ts";
 import { type OwnerLookup, refusal, type WorkloadKind } from "./workloads.ts";
@@ -21,8 +22,8 @@ export const specTargetRef: TargetOf = (mw) => {
 };
 
 /**
- * Validating, napwake.dev ManagedWorkloads: malformed `napwake.dev/` annotations, and a second owner for a
- * target another ManagedWorkload already manages. The owner check runs on CREATE and when the target
+ * Validating, napwake.dev ManagedWorkloads: malformed `napwake.dev/` annotations, a forecast time zone the operator
+ * does not know, and a second owner for a target another ManagedWorkload already manages. The owner check runs on CREATE and when the target
  * changes, not on every UPDATE: a duplicate that slipped in while the webhook was down must still be
  * editable and deletable (finalizers), and the controller reports it.
  */
@@ -37,7 +38,10 @@ export function validateManagedWorkload(
     return { allowed: true };
   }
   const old = request.operation === "UPDATE" ? request.oldObject : undefined;
-  const problems = metadataProblems(object.metadata, old?.metadata, "ManagedWorkload", nowMs);
+  const problems = [
+    ...metadataProblems(object.metadata, old?.metadata, "ManagedWorkload", nowMs),
+    ...timeZoneProblems(object, old),
+  ];
   if (problems.length) {
     return { allowed: false, code: 422, message: refusal("ManagedWorkload", request, problems) };
   }
@@ -56,6 +60,21 @@ export function validateManagedWorkload(
       `${target.kind} ${target.name} is already managed by ManagedWorkload ${owner}, and a workload has one owner. ` +
       `Fix: change ManagedWorkload ${owner} instead (or delete it first), or point this one at another workload.`,
   };
+}
+
+/**
+ * spec.forecast.timeZone must name a zone this operator knows (the CRD checks only its shape). One stored before
+ * (by an operator whose time-zone database had it) is refused only when changed, so the object stays editable.
+ */
+function timeZoneProblems(object: KubeObject, old: KubeObject | null | undefined): string[] {
+  const zone = timeZoneOf(object);
+  if (typeof zone !== "string" || (old && timeZoneOf(old) === zone)) return [];
+  const calendar = calendarOf(zone);
+  return calendar.ok ? [] : [`spec.forecast.timeZone: ${calendar.error}`];
+}
+
+function timeZoneOf(object: KubeObject): unknown {
+  return (object.spec as { forecast?: { timeZone?: unknown } } | undefined)?.forecast?.timeZone;
 }
 
 function sameTarget(a: TargetRef, b: TargetRef | undefined): boolean {

@@ -27,6 +27,7 @@ import { timeOf } from "../../api/meta.ts";
 import {
   type AnomalyEvent,
   type AwakeSpend,
+  calendarOf,
   clockAdvice,
   confidence,
   createEngine,
@@ -42,9 +43,12 @@ import {
   type GridPoint,
   historyAt,
   idleWindowAwakeMs,
+  inTimeZone,
   isActive,
   observeAll,
   quietJudgedUntil,
+  sameCalendar,
+  seasonCalendar,
   shownConfidence,
   slotOf,
   slotStartMs,
@@ -136,6 +140,8 @@ type Entry = {
    */
   restoredSaves: string[];
   ownSaves: string[];
+  /** The unknown spec.forecast.timeZone last warned of: told once per value. */
+  unknownZoneTold: string | null;
 };
 
 /** Own saves remembered: a day of hourly saves whose status writes could all have failed. */
@@ -250,6 +256,7 @@ export class ForecastBook {
     const entry = ours && !savedElsewhere ? ours : this.#restore(mw, nowMs, config, ours?.unsent ?? []);
     this.#entries.set(key, entry);
     entry.off = false;
+    const rezoned = this.#followTimeZone(entry, mw, config);
     if (!this.#historyAsked(mw)) entry.history = "settled";
     const nowSlot = slotOf(nowMs);
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
@@ -309,7 +316,7 @@ export class ForecastBook {
     // goes back to the last one shown, up to an hour of steering. A phase change, and a suspension that starts or
     // ends, is saved with the status that shows it (no extra write): restored from the state before, a restart
     // would undo it and announce it again.
-    const flipped = suspensionFlipped || entry.engine.phase !== phaseBefore;
+    const flipped = suspensionFlipped || rezoned || entry.engine.phase !== phaseBefore;
     const saveDue = entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs || flipped;
     if (entry.history === "settled" && saveDue) {
       const encoded = encodeEngine(entry.engine);
@@ -527,7 +534,49 @@ export class ForecastBook {
     return forecastConfig({
       ...this.#base,
       prewakeLeadMs: prewakeLeadMs(mw.spec),
+      timeZone: this.#timeZone(mw),
     });
+  }
+
+  /**
+   * spec.forecast.timeZone, or the operator's. A zone this runtime does not know (stored before the webhook
+   * checked it, or by an operator with a newer time-zone database) gives way to the operator's, and is warned of.
+   */
+  #timeZone(mw: ManagedWorkload): string {
+    const asked = mw.spec.forecast?.timeZone;
+    return asked !== undefined && calendarOf(asked).ok ? asked : (this.#base.timeZone ?? "UTC");
+  }
+
+  /**
+   * Places the engine's seasons by the zone `config` follows, from the history it keeps, when they were placed by
+   * another (the spec's zone changed, or a state saved before it did was restored); warns once of an unknown zone
+   * asked for. True when the seasons moved: the change is saved with this look's status.
+   */
+  #followTimeZone(entry: Entry, mw: ManagedWorkload, config: ForecastConfig): boolean {
+    const asked = mw.spec.forecast?.timeZone;
+    const known = asked === undefined ? null : calendarOf(asked);
+    if (known && !known.ok && entry.unknownZoneTold !== asked) {
+      entry.unknownZoneTold = asked ?? null;
+      this.#notify(
+        entry,
+        "Warning",
+        eventReasons.forecastTimeZoneUnknown,
+        `spec.forecast.timeZone: ${known.error}; the seasons follow ${config.timeZone} meanwhile`,
+      );
+    }
+    const from = entry.engine.model?.calendar.timeZone;
+    const placed = inTimeZone(entry.engine, config);
+    if (placed === entry.engine) return false;
+    entry.engine = placed;
+    const to = seasonCalendar(config);
+    if (!placed.model || !sameCalendar(placed.model.calendar, to)) return false;
+    this.#notify(
+      entry,
+      "Normal",
+      eventReasons.forecastTimeZoneChanged,
+      `the forecast's seasons now follow the clock of ${to.timeZone}, not ${from}: placed anew from the history kept`,
+    );
+    return true;
   }
 
   /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
@@ -557,6 +606,7 @@ export class ForecastBook {
       resetNote: null,
       restoredSaves: [],
       ownSaves: [],
+      unknownZoneTold: null,
     };
   }
 

@@ -86,7 +86,14 @@ describe("the ManagedWorkload CRD", () => {
           { name: "queue-age", query: "time() - last_job_seconds", threshold: 600, activeWhen: "Below" },
         ],
       },
-      forecast: { enabled: false, prewake: "0s", idleWindow: "15m", awakeBudget: "None", history: "None" },
+      forecast: {
+        enabled: false,
+        prewake: "0s",
+        idleWindow: "15m",
+        awakeBudget: "None",
+        history: "None",
+        timeZone: "America/Argentina/Buenos_Aires",
+      },
       dryRun: true,
       protected: true,
       dependencies: [
@@ -188,6 +195,11 @@ describe("the ManagedWorkload CRD", () => {
       name: "a pre-wake longer than two hours",
       spec: { targetRef: target, forecast: { prewake: "2h1m" } },
       message: /spec\.forecast\.prewake must be at most 2h: it is the time the workload needs to start/,
+    },
+    {
+      name: "a time zone that is not an IANA name",
+      spec: { targetRef: target, forecast: { timeZone: "UTC+01:00" } },
+      message: /spec\.forecast\.timeZone must be an IANA time zone name such as Europe\/Berlin or UTC/,
     },
     {
       name: "a trusted-forecast idle window longer than spec.idle.window",

@@ -17,6 +17,7 @@ import {
   createManagedWorkloadWithStatus,
   installManagedWorkloadCrd,
   managedWorkload,
+  managedWorkloadApi,
   readManagedWorkload,
   shiftedClock,
   startController,
@@ -193,5 +194,30 @@ describe("the forecast in the ManagedWorkload reconciler", () => {
     expect((await pausedCondition("veto"))?.reason).toBe("ForecastVeto");
     const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
     expect(events.items.map((e) => e.reason)).not.toContain("ForecastStateDiscarded");
+  });
+  it("places the learned seasons by spec.forecast.timeZone once it is set, and says so once", async () => {
+    const before = await prediction("veto");
+    await clients.custom.patchNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      name: "veto.deployment",
+      body: [{ op: "add", path: "/spec/forecast/timeZone", value: "Asia/Kolkata" }],
+    });
+    const moved = await eventually("the seasons placed by the zone", async () => {
+      const events = await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace });
+      const found = events.items.filter(
+        (e) => e.regarding?.name === "veto.deployment" && e.reason === "ForecastTimeZoneChanged",
+      );
+      return found.length > 0 ? found : undefined;
+    });
+    expect(moved.map((e) => e.note)).toEqual([
+      "the forecast's seasons now follow the clock of Asia/Kolkata, not UTC: placed anew from the history kept",
+    ]);
+    const saved = await eventually("the state saved in the zone", async () => {
+      const p = await prediction("veto");
+      return p?.state?.includes('"z":"Asia/Kolkata"') ? p : undefined;
+    });
+    // Learned from UTC slots, and Kolkata keeps one offset all year: the same traffic at the same instant.
+    expect(saved.nextActivity).toBe(before?.nextActivity);
   });
 });

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import {
   ApiException,
   AuthenticationV1Api,
@@ -22,6 +23,7 @@ import {
   deleteTestNamespace,
   eventually,
 } from "./cluster.ts";
+import { installCrd, repoRoot } from "./crds.ts";
 
 // 198.19.0.10 is test/integration/webhook.test.ts's; certs-manager.test.ts uses .21.
 const serverIp = "198.19.0.20";
@@ -65,6 +67,7 @@ describe("napwake admission webhooks on the real API server", () => {
   beforeAll(async () => {
     clients = clusterClients();
     namespace = await createTestNamespace(clients, "webhook-admission");
+    await installCrd(clients, join(repoRoot, "manifests/crds/managedworkload.yaml"));
     // The test's own identity plays the operator, so its scale-to-zero gets paused-from stamped.
     const authentication = clients.kc.makeApiClient(AuthenticationV1Api);
     const review = await authentication.createSelfSubjectReview({
@@ -194,6 +197,32 @@ describe("napwake admission webhooks on the real API server", () => {
       code: 422,
       message: expect.stringContaining('it must be "true" (opt in) or "false" (opt out)'),
     });
+  });
+
+  it("refuses a ManagedWorkload whose forecast follows a time zone the operator does not know, with the fix", async () => {
+    const body = {
+      apiVersion: "napwake.dev/v1alpha1",
+      kind: "ManagedWorkload",
+      metadata: { name: "zoned" },
+      spec: { targetRef: { kind: "Deployment", name: "zoned" }, forecast: { timeZone: "Europe/Atlantis" } },
+    };
+    const create = () =>
+      clients.custom.createNamespacedCustomObject({
+        group: "napwake.dev",
+        version: "v1alpha1",
+        plural: "managedworkloads",
+        namespace,
+        body,
+      });
+    expect(await refusal(create())).toEqual({
+      code: 422,
+      message:
+        `admission webhook "managedworkloads.validate.napwake.dev" denied the request: Napwake refuses ` +
+        `ManagedWorkload ${namespace}/zoned: spec.forecast.timeZone: unknown time zone "Europe/Atlantis": use an ` +
+        'IANA name such as "Europe/Berlin", "America/New_York" or "UTC"',
+    });
+    body.spec.forecast.timeZone = "Europe/Berlin";
+    await create();
   });
 
   it("refuses a Namespace label that would opt every workload in it out by a typo, with the fix", async () => {

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import type { ManagedWorkload } from "../../api/managedworkload.ts";
+import {
+  createEngine,
+  decodeEngine,
+  encodeEngine,
+  forecastConfig,
+  observeAll,
+  slotStartMs,
+} from "../../forecast/index.ts";
+import { officeSeries } from "../../forecast/testing.ts";
+import { ForecastBook, type PredictionStatus } from "./forecasting.ts";
+
+const window = 30 * 60_000;
+
+function mw(timeZone: string | undefined, prediction?: PredictionStatus): ManagedWorkload {
+  return {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name: "web.deployment", namespace: "shop", uid: "u1" },
+    spec: { targetRef: { kind: "Deployment", name: "web" }, ...(timeZone ? { forecast: { timeZone } } : {}) },
+    ...(prediction ? { status: { prediction } } : {}),
+  };
+}
+
+/** Three weeks of office hours learned by UTC up to a Monday, saved as that Monday starts (the next save is an hour on). */
+function savedByUtc(): { prediction: PredictionStatus; monday: number } {
+  const config = forecastConfig();
+  const engine = observeAll(createEngine(config), officeSeries(21, 11), config).engine;
+  const state = encodeEngine(engine);
+  if (!state.ok) throw new Error(state.error.message);
+  const monday = slotStartMs(engine.nextSlot ?? 0);
+  const savedAt = new Date(monday).toISOString();
+  return { prediction: { phase: engine.phase, confidence: 0.9, state: state.value, savedAt }, monday };
+}
+
+function zoneOf(prediction: PredictionStatus | undefined): string | undefined {
+  const decoded = decodeEngine(prediction?.state ?? "", forecastConfig());
+  if (!decoded.ok) throw new Error(decoded.error.message);
+  return decoded.value.model?.calendar.timeZone;
+}
+
+describe("the forecast book and time zones", () => {
+  it("places the seasons by spec.forecast.timeZone once it is set, says so once, and saves it at once", () => {
+    const { prediction, monday } = savedByUtc();
+    const book = new ForecastBook();
+    const first = book.look("k", mw("Europe/Berlin", prediction), monday + 60_000, window);
+    expect(first.notices.map((n) => n.note)).toEqual([
+      "the forecast's seasons now follow the clock of Europe/Berlin, not UTC: placed anew from the history kept",
+    ]);
+    expect(zoneOf(first.prediction)).toBe("Europe/Berlin");
+    book.sent("k", first.notices);
+    const next = book.look("k", mw("Europe/Berlin", first.prediction), monday + 120_000, window);
+    expect(next.notices).toEqual([]);
+  });
+
+  it("follows the operator's zone where the spec names none", () => {
+    const { prediction, monday } = savedByUtc();
+    const look = new ForecastBook({ timeZone: "America/New_York" }).look(
+      "k",
+      mw(undefined, prediction),
+      monday + 60_000,
+      window,
+    );
+    expect(zoneOf(look.prediction)).toBe("America/New_York");
+  });
+
+  it("warns once of a zone this operator does not know, and follows its own meanwhile", () => {
+    const { prediction, monday } = savedByUtc();
+    const book = new ForecastBook({ timeZone: "America/New_York" });
+    const first = book.look("k", mw("Mars/Olympus_Mons", prediction), monday + 60_000, window);
+    const warning = first.notices.find((n) => n.reason === "ForecastTimeZoneUnknown");
+    expect(warning?.type).toBe("Warning");
+    expect(warning?.note).toMatch(
+      /^spec\.forecast\.timeZone: unknown time zone "Mars\/Olympus_Mons": use an IANA name .*; the seasons follow America\/New_York meanwhile$/,
+    );
+    expect(zoneOf(first.prediction)).toBe("America/New_York");
+    book.sent("k", first.notices);
+    expect(book.look("k", mw("Mars/Olympus_Mons"), monday + 120_000, window).notices).toEqual([]);
+  });
+
+  it("refuses, at start, an operator zone the runtime does not know", () => {
+    expect(() => new ForecastBook({ timeZone: "Europe/Atlantis" })).toThrow(
+      /unknown time zone "Europe\/Atlantis"/,
+    );
+  });
+});

@@ -1,0 +1,162 @@
+// Where a grid slot falls in the day and the week of a time zone. The grid counts UTC slots, but people keep
+// office hours by the local clock: learned by UTC, a team's 09:00 moves an hour at every daylight-saving change,
+// and the seasons take days to follow it. Positioned by local time, the seasons never see the change.
+
+import { positiveModulo, SLOT_MS, WEEK_SLOTS } from "./grid.ts";
+import { err, ok, type Result } from "./result.ts";
+
+export type SeasonCalendar = {
+  /**
+   * The zone's IANA name as it was asked for: the runtime's database may know it by another ("Asia/Kolkata" as
+   * "Asia/Calcutta"), and messages speak the user's. Two calendars of one name place every slot alike.
+   */
+  readonly timeZone: string;
+  /**
+   * Where `slot` starts in the local week, 0 to WEEK_SLOTS - 1, counted from the local midnight that starts a
+   * Thursday (the epoch's weekday, so the UTC calendar is the slot modulo a week). The local day is this modulo
+   * DAY_SLOTS. Where the clocks go forward, an hour of positions is skipped that day; where they go back, one is
+   * visited twice.
+   */
+  weekPosition(slot: number): number;
+};
+
+export const UTC_CALENDAR: SeasonCalendar = {
+  timeZone: "UTC",
+  weekPosition: (slot) => positiveModulo(slot, WEEK_SLOTS),
+};
+
+/** A stretch of slots [from, to) over which the zone's offset from UTC, in whole slots, is `shift`. */
+type Span = { from: number; to: number; shift: number };
+
+const DAY_OF_SLOTS = (24 * 60 * 60 * 1000) / SLOT_MS;
+/** How far one search for an offset change looks, each way: zones change at most a few times a year. */
+const SEARCH_DAYS = 400;
+/** Slots a Date can hold (±8.64e15 ms), less a search's reach, so every probe stays a valid time. */
+const LAST_SLOT = Math.floor(8.64e15 / SLOT_MS) - (SEARCH_DAYS + 1) * DAY_OF_SLOTS;
+
+class ZoneCalendar implements SeasonCalendar {
+  readonly timeZone: string;
+  readonly #format: Intl.DateTimeFormat;
+  /** Spans found so far, in time order, never overlapping. */
+  readonly #spans: Span[] = [];
+  #last: Span = { from: 0, to: 0, shift: 0 };
+
+  constructor(timeZone: string, format: Intl.DateTimeFormat) {
+    this.timeZone = timeZone;
+    this.#format = format;
+  }
+
+  weekPosition(slot: number): number {
+    // Nearly every call falls in the span of the one before: the offset is looked up only where it may change.
+    let span = this.#last;
+    if (slot < span.from || slot >= span.to) {
+      span = this.#spanOf(slot);
+      this.#last = span;
+    }
+    return positiveModulo(slot + span.shift, WEEK_SLOTS);
+  }
+
+  #spanOf(slot: number): Span {
+    const at = Math.max(-LAST_SLOT, Math.min(LAST_SLOT, slot));
+    const index = this.#spans.findIndex((span) => span.to > at);
+    const next = index === -1 ? undefined : this.#spans[index];
+    if (next && next.from <= at) return next;
+    const before = index === -1 ? this.#spans.at(-1) : this.#spans[index - 1];
+    const shift = this.#shiftAt(at);
+    const span = {
+      from: Math.max(before?.to ?? Number.NEGATIVE_INFINITY, this.#edge(at, shift, -1)),
+      to: Math.min(next?.from ?? Number.POSITIVE_INFINITY, this.#edge(at, shift, 1)),
+      shift,
+    };
+    this.#spans.splice(index === -1 ? this.#spans.length : index, 0, span);
+    // Past the range a Date holds, the nearest valid offset stands.
+    if (slot < -LAST_SLOT) return { ...span, from: Number.NEGATIVE_INFINITY };
+    if (slot > LAST_SLOT) return { ...span, to: Number.POSITIVE_INFINITY };
+    return span;
+  }
+
+  /**
+   * The first slot past `slot` in `direction` whose offset differs (exclusive end when forward, inclusive start
+   * when back), or the search's reach. Day by day, then halving within the day: no zone's offset changes and
+   * changes back within a day.
+   */
+  #edge(slot: number, shift: number, direction: 1 | -1): number {
+    let same = slot;
+    for (let day = 1; day <= SEARCH_DAYS; day++) {
+      const probe = slot + direction * day * DAY_OF_SLOTS;
+      if (this.#shiftAt(probe) !== shift) {
+        let differs = probe;
+        while (Math.abs(differs - same) > 1) {
+          const middle = Math.trunc((same + differs) / 2);
+          if (this.#shiftAt(middle) === shift) same = middle;
+          else differs = middle;
+        }
+        return direction === 1 ? differs : same;
+      }
+      same = probe;
+    }
+    return direction === 1 ? same + 1 : same;
+  }
+
+  /** The zone's offset from UTC at the start of `slot`, in whole slots (floored: the slot's local position). */
+  #shiftAt(slot: number): number {
+    const atMs = slot * SLOT_MS;
+    const local = new Map(this.#format.formatToParts(new Date(atMs)).map((part) => [part.type, part.value]));
+    const year = Number(local.get("year"));
+    const wall = new Date(0);
+    // Years before the first are counted back from it ("1 BC" is year 0).
+    wall.setUTCFullYear(
+      local.get("era") === "BC" ? 1 - year : year,
+      Number(local.get("month")) - 1,
+      Number(local.get("day")),
+    );
+    wall.setUTCHours(Number(local.get("hour")), Number(local.get("minute")), Number(local.get("second")), 0);
+    const offsetMs = wall.getTime() - atMs;
+    return Number.isFinite(offsetMs) ? Math.floor(offsetMs / SLOT_MS) : 0;
+  }
+}
+
+const calendars = new Map<string, SeasonCalendar>([["UTC", UTC_CALENDAR]]);
+/** Names are remembered up to this many (a zone may be spelt in any case, and names come from users); past it,
+ * a calendar is made at each ask, and compared by name (`sameCalendar`) it places slots alike. */
+const MAX_NAMES = 1024;
+
+/** Whether two calendars place slots alike: they name one zone. */
+export function sameCalendar(a: SeasonCalendar, b: SeasonCalendar): boolean {
+  return a.timeZone === b.timeZone;
+}
+
+/**
+ * The calendar of an IANA time zone ("Europe/Berlin"; links such as "US/Pacific" read as the zone they name), one
+ * per name for the whole process. Refused, with what to set instead, when the runtime does not know the zone.
+ */
+export function calendarOf(timeZone: string): Result<SeasonCalendar, string> {
+  const known = calendars.get(timeZone);
+  if (known) return ok(known);
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      era: "short",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
+  } catch {
+    return err(
+      `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as "Europe/Berlin", ` +
+        `"America/New_York" or "UTC"`,
+    );
+  }
+  // Every spelling of UTC ("Etc/UTC", "GMT") places slots as the grid does, without looking offsets up.
+  const calendar =
+    format.resolvedOptions().timeZone === "UTC"
+      ? { ...UTC_CALENDAR, timeZone }
+      : new ZoneCalendar(timeZone, format);
+  if (calendars.size < MAX_NAMES) calendars.set(timeZone, calendar);
+  return ok(calendar);
+}

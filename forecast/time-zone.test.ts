@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { decodeEngine, encodeEngine, STATE_VERSION, ZONED_STATE_VERSION } from "./codec.ts";
+import { forecastConfig } from "./config.ts";
+import { decide } from "./decide.ts";
+import { createEngine, inTimeZone, observe, observeAll } from "./engine.ts";
+import { slotOf } from "./grid.ts";
+import { localOfficeSeries } from "./testing.ts";
+
+const utc = forecastConfig();
+const berlin = forecastConfig({ timeZone: "Europe/Berlin" });
+const MINUTE = 60_000;
+
+// Three weeks of office hours kept by the Berlin clock, up to 04:00 UTC on Monday 30 March 2026: the clocks went
+// forward on the Sunday, so 08:00 in Berlin is now 06:00 UTC, not 07:00.
+const history = localOfficeSeries("Europe/Berlin", slotOf(Date.parse("2026-03-09T04:00:00Z")), 21, 7);
+const learnedIn = (config: typeof utc) => observeAll(createEngine(config), history, config).engine;
+const mondayMorning = { nowMs: Date.parse("2026-03-30T05:00:00Z"), idleWindowMs: 15 * MINUTE };
+const lead = utc.prewakeLeadMs;
+
+describe("seasons kept by a time zone's clock", () => {
+  it("pre-wakes before 08:00 in Berlin the Monday after the clocks go forward", () => {
+    const decision = decide(learnedIn(berlin), mondayMorning, berlin);
+    expect(decision.actionable).toBe(true);
+    expect(decision.prewakeAtMs).toBe(Date.parse("2026-03-30T06:00:00Z") - lead);
+  });
+
+  it("learned by UTC, pre-wakes an hour late that Monday (why the zone matters)", () => {
+    const decision = decide(learnedIn(utc), mondayMorning, utc);
+    expect(decision.actionable).toBe(true);
+    expect(decision.prewakeAtMs).toBe(Date.parse("2026-03-30T07:00:00Z") - lead);
+  });
+
+  it("places seasons learned by UTC anew when the zone changes, from the history kept", () => {
+    const moved = inTimeZone(learnedIn(utc), berlin);
+    expect(moved.model?.calendar.timeZone).toBe("Europe/Berlin");
+    expect(decide(moved, mondayMorning, berlin).prewakeAtMs).toBe(Date.parse("2026-03-30T06:00:00Z") - lead);
+  });
+
+  it("leaves an engine already in the zone as it is", () => {
+    const engine = learnedIn(berlin);
+    expect(inTimeZone(engine, berlin)).toBe(engine);
+  });
+
+  it("places the seasons anew at the next slot learned under another zone", () => {
+    const engine = learnedIn(utc);
+    const next = { slot: engine.nextSlot ?? 0, value: 0 };
+    expect(observe(engine, next, berlin).engine.model?.calendar.timeZone).toBe("Europe/Berlin");
+  });
+
+  it("saves the zone with the state (a newer version), and UTC as before", () => {
+    const zoned = encodeEngine(learnedIn(berlin));
+    const plain = encodeEngine(learnedIn(utc));
+    if (!zoned.ok || !plain.ok) throw new Error("not encoded");
+    expect(JSON.parse(zoned.value)).toMatchObject({ v: ZONED_STATE_VERSION, m: { z: "Europe/Berlin" } });
+    expect(JSON.parse(plain.value).v).toBe(STATE_VERSION);
+    expect(JSON.parse(plain.value).m.z).toBeUndefined();
+    const restored = decodeEngine(zoned.value, berlin);
+    if (!restored.ok) throw new Error(restored.error.message);
+    expect(decide(restored.value, mondayMorning, berlin).prewakeAtMs).toBe(
+      Date.parse("2026-03-30T06:00:00Z") - lead,
+    );
+  });
+
+  it("refuses a saved state whose zone this runtime does not know", () => {
+    const zoned = encodeEngine(learnedIn(berlin));
+    if (!zoned.ok) throw new Error("not encoded");
+    const wire = JSON.parse(zoned.value);
+    wire.m.z = "Mars/Olympus_Mons";
+    const decoded = decodeEngine(JSON.stringify(wire), berlin);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.error.message).toMatch(/^m\.z: unknown time zone "Mars\/Olympus_Mons"/);
+  });
+
+  it("refuses a config in a zone the runtime does not know", () => {
+    expect(() => forecastConfig({ timeZone: "Europe/Atlantis" })).toThrow(
+      /timeZone: unknown time zone "Europe\/Atlantis": use an IANA name/,
+    );
+  });
+});
