@@ -189,7 +189,12 @@ export function prometheusClient(options: PrometheusClientOptions): PrometheusCl
       return parsed === null
         ? {
             ok: false,
-            error: { kind: "bad-response", message: "expected a matrix result", query, attempts: 1 },
+            error: {
+              kind: "bad-response",
+              message: "expected a matrix result of [time, value] pairs",
+              query,
+              attempts: 1,
+            },
           }
         : { ok: true, value: parsed };
     },
@@ -281,7 +286,10 @@ function parseMatrix(body: ApiBody): RangeSeries[] | null {
   for (const item of body.data.result as { metric?: Record<string, string>; values?: [number, string][] }[]) {
     if (!item || typeof item !== "object" || !Array.isArray(item.values)) return null;
     const points: [number, number][] = [];
-    for (const [t, v] of item.values) {
+    for (const point of item.values as unknown[]) {
+      // Not a [time, value] pair: not the API's answer (a proxy's, another backend's), refused as a whole.
+      if (!Array.isArray(point) || point.length !== 2 || !Number.isFinite(point[0])) return null;
+      const [t, v] = point as [number, unknown];
       const value = parseSampleValue(v);
       if (!Number.isNaN(value)) points.push([Math.round(t * 1000), value]);
     }
