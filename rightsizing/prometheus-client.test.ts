@@ -179,24 +179,21 @@ describe("prometheusClient", () => {
       3,
     ],
     ["refuses a body that is not the API's JSON", [{ status: 200, body: "<html>" }], "bad-response", 200, 1],
-    ...[null, [1], ["noon", "1"], 7].map(
-      (point) =>
-        [
-          `refuses a matrix whose point ${JSON.stringify(point)} is not a [time, value] pair, without throwing`,
-          [
-            {
-              status: 200,
-              body: JSON.stringify({
-                status: "success",
-                data: { resultType: "matrix", result: [{ metric: {}, values: [[1, "1"], point] }] },
-              }),
-            },
-          ],
-          "bad-response",
-          undefined,
-          1,
-        ] as const,
-    ),
+    ...[null, [1], ["noon", "1"], 7].map((point): [string, Reply[], string, number | undefined, number] => [
+      `refuses a matrix whose point ${JSON.stringify(point)} is not a [time, value] pair, without throwing`,
+      [
+        {
+          status: 200,
+          body: JSON.stringify({
+            status: "success",
+            data: { resultType: "matrix", result: [{ metric: {}, values: [[1, "1"], point] }] },
+          }),
+        },
+      ],
+      "bad-response",
+      undefined,
+      1,
+    ]),
     [
       "gives up on an answer still partial after the retries, rather than read what it left out as zero",
       [1, 2, 3].map(() => ({

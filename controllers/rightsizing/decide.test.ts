@@ -179,6 +179,17 @@ describe("the rightsizing decision", () => {
     expect(within.status.containers?.[0]?.reasons).not.toContain("cpu-request-above-limit");
   });
 
+  it.each([
+    { what: "drops it once the limit is raised above the request shown", before: 0.5, after: 4, says: false },
+    { what: "gives it once the limit is lowered below the request shown", before: 4, after: 0.5, says: true },
+  ])("while the metrics source is down, $what", ({ before, after, says }) => {
+    const limited = (cpuLimitCores: number) => ({ containers: [{ ...app, cpuLimitCores }] });
+    const shown = step(undefined, ran(t0, rec(1, 300)), limited(before)).status;
+    const kept = step(shown, failed(t0 + HOUR), limited(after)).status.containers?.[0];
+    expect(kept?.reasons?.includes("cpu-request-above-limit")).toBe(says);
+    expect(kept?.target).toEqual(shown.containers?.[0]?.target);
+  });
+
   it("announces a request set to zero as none set, not as an infinite change", () => {
     const d = step(undefined, ran(t0, rec(0.2, 300)), { containers: [{ ...app, cpuRequestCores: 0 }] });
     expect(d.events[0]?.note).toContain("cpu request 200m (none set)");

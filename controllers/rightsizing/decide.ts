@@ -186,7 +186,7 @@ function keptWithinPolicy(
   const outside = (values: ResourceValues | undefined) =>
     values !== undefined && !withinRanges(resourcesOf(values), ranges);
   if (![kept.target, kept.lowerBound, kept.upperBound].some(outside))
-    return { status: kept, announce: false };
+    return { status: withCpuLimitReason(kept, facts), announce: false };
   const target = kept.target && valuesWithin(kept.target, ranges);
   const policyBound: string[] = [
     ...(target?.cpuRequest !== kept.target?.cpuRequest ? [policyBoundReasons.cpu] : []),
@@ -213,6 +213,17 @@ function keptWithinPolicy(
     target !== undefined &&
     isMaterialChange(resourcesOf(kept.target), resourcesOf(target), input.config);
   return { status, announce: material };
+}
+
+/**
+ * The kept values with the CPU-limit reason as the container's limit now has it: the limit may have changed since
+ * the run the values came from (raised, the reason would stay; lowered, it would be missing).
+ */
+function withCpuLimitReason(kept: ContainerRecommendation, facts: ContainerFacts): ContainerRecommendation {
+  const had = kept.reasons?.includes(CPU_REQUEST_ABOVE_LIMIT) ?? false;
+  if (had === aboveCpuLimit(facts, kept.target)) return kept;
+  const others = (kept.reasons ?? []).filter((reason) => reason !== CPU_REQUEST_ABOVE_LIMIT);
+  return { ...kept, reasons: had ? others : [...others, CPU_REQUEST_ABOVE_LIMIT] };
 }
 
 /** Shown values within the ranges: each one outside is moved to the nearest edge, as status shows it. */
