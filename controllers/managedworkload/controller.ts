@@ -44,9 +44,10 @@ import type {
   EventIntent,
   ReconcilerSettings,
   TargetState,
+  Write,
 } from "./observation.ts";
 import { otherOwner } from "./owner.ts";
-import { type ClusterWrites, makeWrites } from "./writes.ts";
+import { type ClusterWrites, lifecycleOf, makeWrites } from "./writes.ts";
 
 type Workload = V1Deployment | V1StatefulSet;
 
@@ -189,10 +190,7 @@ export async function startManagedWorkloadController(
     const decision = withPrediction(decided, look, [...notices.keys()], nowMs);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (target) {
-      await makeWrites(decision.writes, target, deps.writes);
-      countLifecycle(decision);
-    }
+    if (target) await makeWrites(decision.writes, target, deps.writes, (w) => countLifecycle(w, decision));
     const sent = await recordEvents(mw, decision);
     // A notice whose Event did not go out stays with the forecast book and comes back next reconcile.
     deps.forecasts?.sent(
@@ -238,13 +236,12 @@ export async function startManagedWorkloadController(
     return sample;
   }
 
-  // Counted from the scale writes made, so finishing an interrupted resume does not count a second wake.
-  function countLifecycle(decision: Decision) {
-    for (const w of decision.writes) {
-      if (w.kind !== "scale") continue;
-      if (w.to === 0) deps.lifecycle?.recordPause();
-      else if (w.from === 0) deps.lifecycle?.recordWake(wakeSource(decision.status));
-    }
+  // Counted from the scale writes as each lands, so a resume interrupted after its scale counts once: finishing it
+  // makes no scale from zero.
+  function countLifecycle(write: Write, decision: Decision) {
+    const change = lifecycleOf(write);
+    if (change === "pause") deps.lifecycle?.recordPause();
+    else if (change === "wake") deps.lifecycle?.recordWake(wakeSource(decision.status));
   }
 
   /** Sends the decision's Events; returns those that went out. */

@@ -315,7 +315,7 @@ describe("decide: the pause and wake lifecycle", () => {
       }),
       writes: [
         expect.objectContaining({ kind: "apply" }),
-        { kind: "scale", from: 2, to: 5 },
+        { kind: "scale", from: 2, to: 5, finishesWake: true },
         { kind: "forget-paused-from" },
       ],
       phase: "Awake",
@@ -331,7 +331,7 @@ describe("decide: the pause and wake lifecycle", () => {
       }),
       writes: [
         expect.objectContaining({ kind: "apply" }),
-        { kind: "scale", from: 1, to: 3 },
+        { kind: "scale", from: 1, to: 3, finishesWake: true },
         { kind: "forget-paused-from" },
       ],
       phase: "Awake",
@@ -347,7 +347,7 @@ describe("decide: the pause and wake lifecycle", () => {
       }),
       writes: [
         expect.objectContaining({ kind: "apply" }),
-        { kind: "scale", from: 2, to: 5 },
+        { kind: "scale", from: 2, to: 5, finishesWake: true },
         { kind: "forget-paused-from" },
       ],
       phase: "Awake",

@@ -467,7 +467,7 @@ function resumedPastKeda(
   return {
     writes: [
       ...endHolds(obs),
-      { kind: "scale", from: target.replicas, to: pausedFrom },
+      { kind: "scale", from: target.replicas, to: pausedFrom, finishesWake: true },
       { kind: "forget-paused-from" },
     ],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),

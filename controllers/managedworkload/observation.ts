@@ -64,8 +64,11 @@ export interface Observation {
 export type Write =
   | { kind: "record-paused-from"; replicas: number }
   | { kind: "forget-paused-from" }
-  /** Through the scale subresource, only if the target still has `from` replicas. */
-  | { kind: "scale"; from: number; to: number }
+  /**
+   * Through the scale subresource, only if the target still has `from` replicas. `finishesWake`: the scale from
+   * zero of this wake was an autoscaler's (KEDA's, on the release of its ScaledObject), so this one counts it.
+   */
+  | { kind: "scale"; from: number; to: number; finishesWake?: true }
   | { kind: "apply"; object: KubernetesObject; why: string };
 
 export interface EventIntent {

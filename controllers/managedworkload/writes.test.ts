@@ -8,7 +8,7 @@ import type {
 import { describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
 import type { TargetState } from "./observation.ts";
-import { clusterWrites, makeWrites, StaleTargetError } from "./writes.ts";
+import { type ClusterWrites, clusterWrites, lifecycleOf, makeWrites, StaleTargetError } from "./writes.ts";
 
 const target: TargetState = {
   kind: "Deployment",
@@ -195,5 +195,35 @@ describe("makeWrites", () => {
       { write: "scale", replicas: 0 },
       { write: "forget", replicas: 3, pausedFrom: "3" },
     ]);
+  });
+
+  it("tells of each write once it landed, not of those after one that failed", async () => {
+    const landed: string[] = [];
+    const failing: ClusterWrites = {
+      recordPausedFrom: async () => undefined,
+      forgetPausedFrom: async () => {
+        throw new Error("etcdserver: request timed out");
+      },
+      scale: async () => undefined,
+      confirmTarget: async () => undefined,
+      apply: async () => undefined,
+      writeStatus: async () => "",
+    };
+    const paused = { ...target, replicas: 0, annotations: { "napwake.dev/paused-from": "3" } };
+    const resume = [{ kind: "scale", from: 0, to: 3 }, { kind: "forget-paused-from" }] as const;
+    await expect(makeWrites(resume, paused, failing, (w) => landed.push(w.kind))).rejects.toThrow(
+      /timed out/,
+    );
+    expect(landed).toEqual(["scale"]);
+  });
+
+  it.each([
+    { write: { kind: "scale", from: 3, to: 0 }, change: "pause" },
+    { write: { kind: "scale", from: 0, to: 3 }, change: "wake" },
+    { write: { kind: "scale", from: 2, to: 5, finishesWake: true }, change: "wake" },
+    { write: { kind: "scale", from: 2, to: 5 }, change: null },
+    { write: { kind: "forget-paused-from" }, change: null },
+  ] as const)("counts $write.kind from $write.from to $write.to as $change", ({ write, change }) => {
+    expect(lifecycleOf(write)).toBe(change);
   });
 });

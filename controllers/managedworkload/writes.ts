@@ -184,6 +184,8 @@ export async function makeWrites(
   writes: readonly Write[],
   target: TargetState,
   cluster: ClusterWrites,
+  /** Told of each write once it landed: a later one may fail, and the reconcile that finishes makes no scale. */
+  landed: (write: Write) => void = () => undefined,
 ): Promise<void> {
   // Each write is guarded by what the target looks like after the writes before it.
   let current = target;
@@ -210,5 +212,13 @@ export async function makeWrites(
         await cluster.apply(write.object);
         break;
     }
+    landed(write);
   }
+}
+
+/** What a write that landed did to the workload's lifecycle: paused it, woke it, or neither. */
+export function lifecycleOf(write: Write): "pause" | "wake" | null {
+  if (write.kind !== "scale") return null;
+  if (write.to === 0) return "pause";
+  return write.from === 0 || write.finishesWake ? "wake" : null;
 }
