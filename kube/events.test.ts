@@ -242,6 +242,30 @@ describe("EventRecorder", () => {
     expect(created).toHaveLength(4);
   });
 
+  it("does not tell again, as a skip, the situation an action left and named", async () => {
+    const { created, rec } = recorder();
+    const letGo = { ...skip(), reason: eventReasons.letGo, note: "spec.protected is true" };
+    const resumed = { ...letGo, note: "spec.protected is true; resumed to 3 replicas before letting go" };
+    expect(await rec.action({ ...resumed, settledAs: letGo.note })).toBe("sent");
+    expect(await rec.skip(letGo)).toBe("suppressed");
+    expect(await rec.skip({ ...letGo, note: "ignored by label" })).toBe("sent");
+    expect(created.map((e) => e.note)).toEqual([resumed.note, "ignored by label"]);
+    // The action's Event itself is not part of what it sends.
+    expect(created[0]).not.toHaveProperty("settledAs");
+  });
+
+  it("tells the situation as a skip after all when the action that named it could not be sent", async () => {
+    let down = true;
+    const { created, rec } = recorder(() => down);
+    const letGo = { ...skip(), reason: eventReasons.letGo, note: "spec.protected is true" };
+    expect(await rec.action({ ...letGo, note: `${letGo.note}; resumed`, settledAs: letGo.note })).toBe(
+      "failed",
+    );
+    down = false;
+    expect(await rec.skip(letGo)).toBe("sent");
+    expect(created).toHaveLength(1);
+  });
+
   it("sends every notice, and keeps the skips it sent before one", async () => {
     const { created, rec } = recorder();
     expect(await rec.skip(skip())).toBe("sent");

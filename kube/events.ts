@@ -45,6 +45,14 @@ export interface SkipInput extends EventInput {
   fingerprint?: string;
 }
 
+export interface ActionInput extends EventInput {
+  /**
+   * The note of the skip that tells the same situation once the action is done (a let-go's reason, once the
+   * workload it resumed is up): remembered as sent, so the reconcile after the action does not tell it again.
+   */
+  settledAs?: string;
+}
+
 export type RecordResult = "sent" | "suppressed" | "failed";
 
 /** One key per (object uid, type, reason). */
@@ -179,9 +187,15 @@ export class EventRecorder {
    * An action taken (a pause, a resume, a let-go): always one Event. It also forgets the skips sent about the
    * same object: after an action the situation is a new one, and a skip that comes back is news again.
    */
-  action(e: EventInput): Promise<RecordResult> {
-    this.#sent.delete(e.regarding.uid);
-    return this.#send(e);
+  async action({ settledAs, ...e }: ActionInput): Promise<RecordResult> {
+    const uid = e.regarding.uid;
+    this.#sent.delete(uid);
+    const settled = settledAs === undefined ? undefined : dedupValue({ note: settledAs });
+    if (settled !== undefined) this.#sent.set(uid, new Map([[dedupKey(e), settled]]));
+    const result = await this.#send(e);
+    // Not told, the situation is news for the skip after it.
+    if (result === "failed" && settled !== undefined) this.#sent.get(uid)?.delete(dedupKey(e));
+    return result;
   }
 
   /** Something observed, not done (a forecast phase change, an anomaly): always one Event, skips remembered. */

@@ -258,7 +258,7 @@ export async function startManagedWorkloadController(
       const input = { regarding, type: e.type, reason: e.reason, action: e.reason, note: e.note };
       const result =
         e.kind === "action"
-          ? await deps.events.action(input)
+          ? await deps.events.action({ ...input, ...(e.settledAs ? { settledAs: e.settledAs } : {}) })
           : e.kind === "notice"
             ? await deps.events.notice(input)
             : await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });

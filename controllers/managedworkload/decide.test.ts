@@ -2139,3 +2139,22 @@ describe("decide: a StatefulSet that deletes its volumes when scaled down", () =
     expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 3 });
   });
 });
+
+describe("decide: letting a paused workload go", () => {
+  it("names, with the let-go that resumed it, the skip the next reconcile makes, so that one is not sent again", () => {
+    const protectedMw = (status: ManagedWorkloadStatus) => mw({ protected: true }, status);
+    const first = decide(
+      observe({
+        mw: protectedMw(pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "3" }),
+      }),
+    );
+    const next = decide(observe({ nowMs: t0 + 1_000, mw: protectedMw(first.status), target: target(3) }));
+    const [action] = first.events;
+    const [skip] = next.events;
+    expect(action).toMatchObject({ kind: "action", reason: "LetGo" });
+    expect(skip).toMatchObject({ kind: "skip", reason: "LetGo" });
+    expect(action?.settledAs).toBe(skip?.note);
+    expect(skip?.fingerprint).toBeUndefined();
+  });
+});

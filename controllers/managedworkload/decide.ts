@@ -347,6 +347,7 @@ function letGoDecision(
             reason: eventReasons.letGo,
             note: `${why.message}; resumed to ${replicaCount(pausedFrom)} before letting go`,
             kind: "action",
+            settledAs: why.message,
           }
         : { type: "Normal", reason: eventReasons.letGo, note: why.message, kind: "skip" },
     ],

@@ -81,6 +81,8 @@ export interface EventIntent {
    */
   kind: "action" | "notice" | "skip";
   fingerprint?: string;
+  /** An action's: the note of the skip that tells the same situation once it is done (see ActionInput). */
+  settledAs?: string;
 }
 
 export interface Decision {
