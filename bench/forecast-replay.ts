@@ -3,7 +3,6 @@
 // seasonal-naive, and vs a library forecaster), then the engine's speed. Every parameter is the same
 // for every trace; nothing is tuned per trace.
 
-import { parseDuration, specDefaults } from "../api/managedworkload.ts";
 import {
   DEFAULT_FORECAST_CONFIG,
   type ForecastConfig,
@@ -24,6 +23,15 @@ import {
   replayFrontier,
 } from "./sim/frontier.ts";
 import { knownRatesAtBudget } from "./sim/ideal.ts";
+import {
+  DEFAULT_PREWAKE_MS,
+  FIXED,
+  FORECAST,
+  HISTORY_DAYS,
+  IDLE_MS,
+  POLICY_DRAWS,
+  UNTRUSTED_IDLE_MS,
+} from "./sim/policies.ts";
 import {
   type ChanceOf,
   gridOf,
@@ -47,34 +55,13 @@ import {
 import type { Trace } from "./traces/trace.ts";
 
 const MINUTE_MS = 60_000;
-/** Idle window of policy (c) once its forecast is trusted. */
-const IDLE_MS = 15 * MINUTE_MS;
-/** Idle window of policy (c) while its forecast is learning or in shadow: that of policy (a). */
-const UNTRUSTED_IDLE_MS = 30 * MINUTE_MS;
 /** Reseeded draws of a synthetic profile behind its true chances of activity (for the reference row). */
 const CHANCE_RUNS = 200;
-/**
- * Draws of a synthetic profile the policies are replayed over from scratch (the one shown in full and seven
- * reseeded): the defaults were chosen reading these.
- */
-const POLICY_DRAWS = 8;
 /** Draws held out from that choice, after them, that the verdict from history is scored on. */
 const HELD_OUT_DRAWS = 24;
-/** spec.forecast.prewake's default: a lead for workloads slow to become ready (the replay's wake takes 30 s). */
-const DEFAULT_PREWAKE_MS = parseDuration(specDefaults.prewake);
-/** Days of history a new engine starts from, as the operator reads them from Prometheus (its history window). */
-const HISTORY_DAYS = 14;
-
-const FORECAST: Policy = {
-  name: "(c) idle clock 15 min + forecast",
-  idleWindowMs: IDLE_MS,
-  untrustedIdleWindowMs: UNTRUSTED_IDLE_MS,
-  useForecast: true,
-  awakeBudget: true,
-};
 
 const POLICIES: readonly Policy[] = [
-  { name: "(a) fixed 30 min idle timeout", idleWindowMs: 30 * MINUTE_MS, useForecast: false },
+  FIXED,
   { name: "(b) idle clock 15 min", idleWindowMs: IDLE_MS, useForecast: false },
   FORECAST,
   { ...FORECAST, name: "(c0) = (c) with its advice ignored", ignoreAdvice: true },
