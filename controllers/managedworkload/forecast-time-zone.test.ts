@@ -63,6 +63,7 @@ describe("the forecast book and time zones", () => {
       window,
     );
     expect(zoneOf(look.prediction)).toBe("America/New_York");
+    expect(look.prediction?.timeZone).toBe("America/New_York");
   });
 
   it("warns once of a zone this operator does not know, and follows its own meanwhile", () => {
@@ -75,6 +76,7 @@ describe("the forecast book and time zones", () => {
       /^spec\.forecast\.timeZone: unknown time zone "Mars\/Olympus_Mons": use an IANA name .*; the seasons follow America\/New_York meanwhile$/,
     );
     expect(zoneOf(first.prediction)).toBe("America/New_York");
+    expect(first.prediction?.timeZone).toBe("America/New_York");
     book.sent("k", first.notices);
     expect(book.look("k", mw("Mars/Olympus_Mons"), monday + 120_000, window).notices).toEqual([]);
   });

@@ -68,6 +68,8 @@ export type PredictionStatus = {
   confidence: number;
   nextActivity?: string;
   nextPrewake?: string;
+  /** The time zone whose clock the seasons follow (spec.forecast.timeZone, or the operator's). */
+  timeZone?: string;
   /**
    * The chance of activity in a slot at which it counts as "activity expected" (pre-wake, veto), as the
    * awake budget steers it; absent without a budget.
@@ -351,6 +353,7 @@ export class ForecastBook {
       phase: entry.engine.phase,
       phaseReason: entry.engine.phaseReason.message,
       confidence: shownConfidence(decision.confidence),
+      timeZone: config.timeZone,
       ...(budgeted ? { activityThreshold: entry.shownThreshold } : {}),
       ...(decision.nextActivityAtMs !== null ? { nextActivity: iso(decision.nextActivityAtMs) } : {}),
       // A pre-wake the forecast may not act on (shadow, advice suspended) will not come: not shown.
