@@ -218,12 +218,24 @@ describe("makeWrites", () => {
   });
 
   it.each([
-    { write: { kind: "scale", from: 3, to: 0 }, change: "pause" },
-    { write: { kind: "scale", from: 0, to: 3 }, change: "wake" },
-    { write: { kind: "scale", from: 2, to: 5, finishesWake: true }, change: "wake" },
-    { write: { kind: "scale", from: 2, to: 5 }, change: null },
-    { write: { kind: "forget-paused-from" }, change: null },
-  ] as const)("counts $write.kind from $write.from to $write.to as $change", ({ write, change }) => {
+    { what: "a scale to zero", write: { kind: "scale", from: 3, to: 0 }, change: "pause" },
+    {
+      what: "a scale from zero (counted once the pause is forgotten)",
+      write: { kind: "scale", from: 0, to: 3 },
+      change: null,
+    },
+    { what: "a scale from an autoscaler's minimum", write: { kind: "scale", from: 2, to: 5 }, change: null },
+    {
+      what: "forgetting a pause after a wake",
+      write: { kind: "forget-paused-from", afterWake: true },
+      change: "wake",
+    },
+    {
+      what: "forgetting a pause otherwise (scaled outside, undone)",
+      write: { kind: "forget-paused-from" },
+      change: null,
+    },
+  ] as const)("counts $what as $change", ({ write, change }) => {
     expect(lifecycleOf(write)).toBe(change);
   });
 });
