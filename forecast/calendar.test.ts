@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { calendarOf, type SeasonCalendar, UTC_CALENDAR } from "./calendar.ts";
+import { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR, unknownCalendar } from "./calendar.ts";
 import { DAY_SLOTS, SLOT_MS, slotOf, WEEK_SLOTS } from "./grid.ts";
 
 function calendar(zone: string): SeasonCalendar {
@@ -78,6 +78,14 @@ describe("season calendar", () => {
     expect(placed("Etc/UTC")).toEqual(placed("UTC"));
     expect(placed("gmt")).toEqual(slots.map((slot) => UTC_CALENDAR.weekPosition(slot)));
     expect(calendar("UTC")).toBe(UTC_CALENDAR);
+  });
+
+  it("takes two spellings of one zone for the same calendar, and two zones for two", () => {
+    expect(sameCalendar(calendar("US/Pacific"), calendar("America/Los_Angeles"))).toBe(true);
+    expect(sameCalendar(calendar("Etc/UTC"), UTC_CALENDAR)).toBe(true);
+    expect(sameCalendar(calendar("Asia/Kolkata"), calendar("Asia/Calcutta"))).toBe(true);
+    expect(sameCalendar(calendar("Europe/Berlin"), calendar("Europe/Paris"))).toBe(false);
+    expect(sameCalendar(unknownCalendar("Mars/Olympus_Mons"), UTC_CALENDAR)).toBe(false);
   });
 
   it("refuses an unknown zone, saying what to set", () => {

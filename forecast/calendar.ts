@@ -8,9 +8,14 @@ import { err, ok, type Result } from "./result.ts";
 export type SeasonCalendar = {
   /**
    * The zone's IANA name as it was asked for: the runtime's database may know it by another ("Asia/Kolkata" as
-   * "Asia/Calcutta"), and messages speak the user's. Two calendars of one name place every slot alike.
+   * "Asia/Calcutta"), and messages speak the user's.
    */
   readonly timeZone: string;
+  /**
+   * The zone as the runtime's database knows it, which calendars are compared by (`sameCalendar`): "UTC" for
+   * every spelling of it ("Etc/UTC", "GMT"), one name for a link and the zone it names ("US/Pacific").
+   */
+  readonly zone: string;
   /**
    * Where `slot` starts in the local week, 0 to WEEK_SLOTS - 1, counted from the local midnight that starts a
    * Thursday (the epoch's weekday, so the UTC calendar is the slot modulo a week). The local day is this modulo
@@ -22,6 +27,7 @@ export type SeasonCalendar = {
 
 export const UTC_CALENDAR: SeasonCalendar = {
   timeZone: "UTC",
+  zone: "UTC",
   weekPosition: (slot) => positiveModulo(slot, WEEK_SLOTS),
 };
 
@@ -36,6 +42,7 @@ const LAST_SLOT = Math.floor(8.64e15 / SLOT_MS) - (SEARCH_DAYS + 1) * DAY_OF_SLO
 
 class ZoneCalendar implements SeasonCalendar {
   readonly timeZone: string;
+  readonly zone: string;
   readonly #format: Intl.DateTimeFormat;
   /** Spans found so far, in time order, never overlapping. */
   readonly #spans: Span[] = [];
@@ -43,6 +50,7 @@ class ZoneCalendar implements SeasonCalendar {
 
   constructor(timeZone: string, format: Intl.DateTimeFormat) {
     this.timeZone = timeZone;
+    this.zone = format.resolvedOptions().timeZone;
     this.#format = format;
   }
 
@@ -121,9 +129,18 @@ const calendars = new Map<string, SeasonCalendar>([["UTC", UTC_CALENDAR]]);
  * a calendar is made at each ask, and compared by name (`sameCalendar`) it places slots alike. */
 const MAX_NAMES = 1024;
 
-/** Whether two calendars place slots alike: they name one zone. */
+/** Whether two calendars place slots alike: they are of one zone, however spelt. */
 export function sameCalendar(a: SeasonCalendar, b: SeasonCalendar): boolean {
-  return a.timeZone === b.timeZone;
+  return a.zone === b.zone;
+}
+
+/**
+ * A calendar for a zone this runtime does not know (named by a saved state that another operator wrote): it places
+ * slots as UTC does and is the same as no other, so the seasons are placed anew, from the history kept, by the zone
+ * the engine is asked to follow, rather than the state discarded.
+ */
+export function unknownCalendar(timeZone: string): SeasonCalendar {
+  return { ...UTC_CALENDAR, timeZone, zone: `unknown:${timeZone}` };
 }
 
 /**

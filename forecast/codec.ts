@@ -3,7 +3,7 @@
 // oversized or unknown state comes back as an error value the caller can report and discard.
 
 import { EMPTY_ACCURACY } from "./accuracy.ts";
-import { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR } from "./calendar.ts";
+import { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR, unknownCalendar } from "./calendar.ts";
 import { type Bounds, type ForecastConfig, forecastConfig, historySlots } from "./config.ts";
 import { earlierActiveSlotOf, type ForecastEngine, PHASE_REASON_CODES, type Phase } from "./engine.ts";
 import { DAY_SLOTS, positiveModulo, SLOT_MS, WEEK_SLOTS } from "./grid.ts";
@@ -16,6 +16,8 @@ export const STATE_VERSION = 2;
 /** Version 2 with the seasons placed by a time zone other than UTC (`m.z`). */
 export const ZONED_STATE_VERSION = 3;
 export const MAX_STATE_BYTES = 8 * 1024;
+/** The CRD's bound on spec.forecast.timeZone. */
+const MAX_ZONE_NAME = 64;
 
 export type StateErrorCode = "oversized" | "malformed" | "unsupported-version" | "invalid";
 export type StateError = { code: StateErrorCode; message: string };
@@ -309,10 +311,12 @@ function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConf
   };
 }
 
+/** A zone this runtime does not know is kept as such: the engine places its seasons anew (see unknownCalendar). */
 function readCalendar(raw: unknown): SeasonCalendar {
-  const calendar = calendarOf(text(raw, "m.z"));
-  if (!calendar.ok) throw new InvalidState(`m.z: ${calendar.error}`);
-  return calendar.value;
+  const name = text(raw, "m.z");
+  if (name.length > MAX_ZONE_NAME) throw new InvalidState(`m.z is ${name.length} characters, no zone's name`);
+  const calendar = calendarOf(name);
+  return calendar.ok ? calendar.value : unknownCalendar(name);
 }
 
 function clampTo(value: number, [low, high]: Bounds): number {

@@ -532,7 +532,12 @@ function refit(
   for (let i = 0; i < length; i++) values[i] = historyAt(draft, startSlot + i);
   const fit = fitWindow({ startSlot, values }, seasonality, config);
   draft.lastRefitSlot = nextSlot;
-  if (!fit) return false;
+  if (!fit) {
+    // Nothing to place the seasons by: they are kept as they are, under the zone asked for, rather than tried
+    // again at every slot until data comes.
+    if (draft.model) draft.model = { ...draft.model, calendar: seasonCalendar(config) };
+    return false;
+  }
   draft.model = fit.state;
   draft.params = fit.params;
   draft.errorMoments = fit.errorMoments;

@@ -54,22 +54,47 @@ describe("seasons kept by a time zone's clock", () => {
     expect(JSON.parse(zoned.value)).toMatchObject({ v: ZONED_STATE_VERSION, m: { z: "Europe/Berlin" } });
     expect(JSON.parse(plain.value).v).toBe(STATE_VERSION);
     expect(JSON.parse(plain.value).m.z).toBeUndefined();
-    const restored = decodeEngine(zoned.value, berlin);
+    // Read by an operator whose default is UTC: the zone comes from the state, not from the config.
+    const restored = decodeEngine(zoned.value, utc);
     if (!restored.ok) throw new Error(restored.error.message);
-    expect(decide(restored.value, mondayMorning, berlin).prewakeAtMs).toBe(
+    expect(restored.value.model?.calendar.timeZone).toBe("Europe/Berlin");
+    expect(decide(restored.value, mondayMorning, utc).prewakeAtMs).toBe(
       Date.parse("2026-03-30T06:00:00Z") - lead,
     );
   });
 
-  it("refuses a saved state whose zone this runtime does not know", () => {
+  it("keeps a saved state whose zone this runtime does not know, and places its seasons anew by the one asked for", () => {
     const zoned = encodeEngine(learnedIn(berlin));
     if (!zoned.ok) throw new Error("not encoded");
     const wire = JSON.parse(zoned.value);
     wire.m.z = "Mars/Olympus_Mons";
     const decoded = decodeEngine(JSON.stringify(wire), berlin);
-    expect(decoded.ok).toBe(false);
-    if (!decoded.ok) expect(decoded.error.message).toMatch(/^m\.z: unknown time zone "Mars\/Olympus_Mons"/);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    expect(decoded.value.model?.calendar.timeZone).toBe("Mars/Olympus_Mons");
+    const placed = inTimeZone(decoded.value, berlin);
+    expect(placed.model?.calendar.timeZone).toBe("Europe/Berlin");
+    expect(decide(placed, mondayMorning, berlin).prewakeAtMs).toBe(Date.parse("2026-03-30T06:00:00Z") - lead);
   });
+
+  it("refuses a saved zone longer than any zone's name", () => {
+    const zoned = encodeEngine(learnedIn(berlin));
+    if (!zoned.ok) throw new Error("not encoded");
+    const wire = JSON.parse(zoned.value);
+    wire.m.z = "Z".repeat(65);
+    const decoded = decodeEngine(JSON.stringify(wire), berlin);
+    expect(decoded.ok === false && decoded.error.message).toBe("m.z is 65 characters, no zone's name");
+  });
+
+  it.each(["Etc/UTC", "GMT", "utc"])(
+    "saves a state in %s as a state in UTC, readable by operators before zones",
+    (zone) => {
+      const config = forecastConfig({ timeZone: zone });
+      const encoded = encodeEngine(learnedIn(config));
+      if (!encoded.ok) throw new Error("not encoded");
+      expect(JSON.parse(encoded.value).v).toBe(STATE_VERSION);
+      expect(inTimeZone(learnedIn(utc), config).model?.calendar.timeZone).toBe("UTC");
+    },
+  );
 
   it("refuses a config in a zone the runtime does not know", () => {
     expect(() => forecastConfig({ timeZone: "Europe/Atlantis" })).toThrow(

@@ -81,6 +81,45 @@ describe("the forecast book and time zones", () => {
     expect(book.look("k", mw("Mars/Olympus_Mons"), monday + 120_000, window).notices).toEqual([]);
   });
 
+  it("does not warn again of the unknown zone when it restores a state saved elsewhere", () => {
+    const { prediction, monday } = savedByUtc();
+    const book = new ForecastBook({ timeZone: "America/New_York" });
+    const first = book.look("k", mw("Mars/Olympus_Mons", prediction), monday + 60_000, window);
+    book.sent("k", first.notices);
+    // Another replica saved since: this book restores from its state.
+    const elsewhere = { ...prediction, savedAt: new Date(monday + 90_000).toISOString() };
+    const next = book.look("k", mw("Mars/Olympus_Mons", elsewhere), monday + 120_000, window);
+    expect(next.notices.map((n) => n.reason)).not.toContain("ForecastTimeZoneUnknown");
+  });
+
+  it.each(["Etc/UTC", "GMT"])(
+    "takes %s for the UTC a state was saved in: nothing to place anew, nothing to say",
+    (zone) => {
+      const { prediction, monday } = savedByUtc();
+      const look = new ForecastBook({ timeZone: zone }).look(
+        "k",
+        mw(undefined, prediction),
+        monday + 60_000,
+        window,
+      );
+      expect(look.notices).toEqual([]);
+    },
+  );
+
+  it("places anew, rather than discards, a state saved in a zone this operator does not know", () => {
+    const { prediction, monday } = savedByUtc();
+    const wire = JSON.parse(prediction.state ?? "");
+    const foreign = {
+      ...prediction,
+      state: JSON.stringify({ ...wire, v: 3, m: { ...wire.m, z: "Mars/Olympus_Mons" } }),
+    };
+    const look = new ForecastBook().look("k", mw(undefined, foreign), monday + 60_000, window);
+    expect(look.notices.map((n) => n.note)).toEqual([
+      "the forecast's seasons now follow the clock of UTC, not Mars/Olympus_Mons: placed anew from the history kept",
+    ]);
+    expect(look.prediction?.phase).toBe(prediction.phase);
+  });
+
   it("refuses, at start, an operator zone the runtime does not know", () => {
     expect(() => new ForecastBook({ timeZone: "Europe/Atlantis" })).toThrow(
       /unknown time zone "Europe\/Atlantis"/,

@@ -142,8 +142,6 @@ type Entry = {
    */
   restoredSaves: string[];
   ownSaves: string[];
-  /** The unknown spec.forecast.timeZone last warned of: told once per value. */
-  unknownZoneTold: string | null;
 };
 
 /** Own saves remembered: a day of hourly saves whose status writes could all have failed. */
@@ -204,6 +202,11 @@ export type ForecastLook = {
 
 export class ForecastBook {
   readonly #entries = new Map<string, Entry>();
+  /**
+   * The unknown spec.forecast.timeZone last warned of, per workload: told once per value while this operator runs,
+   * though the workload's engine is restored again (a save made elsewhere); forgotten with the workload's engine.
+   */
+  readonly #unknownZonesTold = new Map<string, string>();
   readonly #base: Partial<ForecastConfig>;
   readonly #history: boolean;
 
@@ -258,7 +261,7 @@ export class ForecastBook {
     const entry = ours && !savedElsewhere ? ours : this.#restore(mw, nowMs, config, ours?.unsent ?? []);
     this.#entries.set(key, entry);
     entry.off = false;
-    const rezoned = this.#followTimeZone(entry, mw, config);
+    const rezoned = this.#followTimeZone(key, entry, mw, config);
     if (!this.#historyAsked(mw)) entry.history = "settled";
     const nowSlot = slotOf(nowMs);
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
@@ -388,6 +391,7 @@ export class ForecastBook {
 
   forget(key: string): void {
     this.#entries.delete(key);
+    this.#unknownZonesTold.delete(key);
   }
 
   /**
@@ -555,11 +559,12 @@ export class ForecastBook {
    * another (the spec's zone changed, or a state saved before it did was restored); warns once of an unknown zone
    * asked for. True when the seasons moved: the change is saved with this look's status.
    */
-  #followTimeZone(entry: Entry, mw: ManagedWorkload, config: ForecastConfig): boolean {
+  #followTimeZone(key: string, entry: Entry, mw: ManagedWorkload, config: ForecastConfig): boolean {
     const asked = mw.spec.forecast?.timeZone;
     const known = asked === undefined ? null : calendarOf(asked);
-    if (known && !known.ok && entry.unknownZoneTold !== asked) {
-      entry.unknownZoneTold = asked ?? null;
+    if (asked === undefined || known?.ok) this.#unknownZonesTold.delete(key);
+    else if (known && !known.ok && this.#unknownZonesTold.get(key) !== asked) {
+      this.#unknownZonesTold.set(key, asked);
       this.#notify(
         entry,
         "Warning",
@@ -609,7 +614,6 @@ export class ForecastBook {
       resetNote: null,
       restoredSaves: [],
       ownSaves: [],
-      unknownZoneTold: null,
     };
   }
 
