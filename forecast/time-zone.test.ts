@@ -102,3 +102,23 @@ describe("seasons kept by a time zone's clock", () => {
     );
   });
 });
+
+describe("a zone asked for with no history to place the seasons by", () => {
+  it("is taken at once, not tried again at every slot until data comes", () => {
+    const short = { historyDays: 3, learningDays: 3 };
+    const [inUtc, inBerlin] = [
+      forecastConfig(short),
+      forecastConfig({ ...short, timeZone: "Europe/Berlin" }),
+    ];
+    const learned = observeAll(createEngine(inUtc), history.slice(0, 5 * 96), inUtc).engine;
+    const start = learned.nextSlot ?? 0;
+    // Four days of gaps: the three kept hold nothing, and a gap that short does not reset the engine.
+    const gaps = Array.from({ length: 4 * 96 }, (_, i) => ({ slot: start + i, value: null }));
+    const silent = observeAll(learned, gaps, inUtc).engine;
+    const moved = observe(silent, { slot: start + 4 * 96, value: null }, inBerlin).engine;
+    expect(moved.model?.calendar.timeZone).toBe("Europe/Berlin");
+    expect(moved.lastRefitSlot).toBe(start + 4 * 96 + 1);
+    const next = observe(moved, { slot: start + 4 * 96 + 1, value: null }, inBerlin).engine;
+    expect(next.lastRefitSlot).toBe(moved.lastRefitSlot);
+  });
+});
