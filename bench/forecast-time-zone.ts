@@ -4,7 +4,13 @@
 // a fixed idle timeout, on the same draws. Nothing is tuned; the seeds are fixed. Progress goes to stderr, the
 // report (markdown) to stdout.
 
-import { type ForecastConfig, forecastConfig, type GridPoint, SLOT_MS } from "../forecast/index.ts";
+import {
+  type ForecastConfig,
+  forecastConfig,
+  type GridPoint,
+  SLOT_MS,
+  utcOffsetMs,
+} from "../forecast/index.ts";
 import { percentChange, relativeChange, table } from "./format.ts";
 import { meetsTarget } from "./sim/draws.ts";
 import {
@@ -18,7 +24,7 @@ import {
 } from "./sim/policies.ts";
 import { type Policy, type PolicyResult, replayPolicy, WAKE_MS } from "./sim/replay.ts";
 import { splitHistory } from "./sim/warm-start.ts";
-import { onWallClockOf, utcOffsetMs, wallClockToUtcMs } from "./traces/local-time.ts";
+import { onWallClockOf, wallClockToUtcMs } from "./traces/local-time.ts";
 import { generateTrace, reseeded, SYNTHETIC_PROFILES, type TraceProfile } from "./traces/synthetic.ts";
 import type { Trace } from "./traces/trace.ts";
 

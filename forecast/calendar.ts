@@ -108,20 +108,71 @@ class ZoneCalendar implements SeasonCalendar {
 
   /** The zone's offset from UTC at the start of `slot`, in whole slots (floored: the slot's local position). */
   #shiftAt(slot: number): number {
-    const atMs = slot * SLOT_MS;
-    const local = new Map(this.#format.formatToParts(new Date(atMs)).map((part) => [part.type, part.value]));
-    const year = Number(local.get("year"));
-    const wall = new Date(0);
-    // Years before the first are counted back from it ("1 BC" is year 0).
-    wall.setUTCFullYear(
-      local.get("era") === "BC" ? 1 - year : year,
-      Number(local.get("month")) - 1,
-      Number(local.get("day")),
-    );
-    wall.setUTCHours(Number(local.get("hour")), Number(local.get("minute")), Number(local.get("second")), 0);
-    const offsetMs = wall.getTime() - atMs;
+    const offsetMs = offsetOf(this.#format, slot * SLOT_MS);
     return Number.isFinite(offsetMs) ? Math.floor(offsetMs / SLOT_MS) : 0;
   }
+}
+
+/** How far the wall clock `format` reads is ahead of UTC at `atMs` (to the second; NaN past a Date's range). */
+function offsetOf(format: Intl.DateTimeFormat, atMs: number): number {
+  const wholeSecondMs = Math.floor(atMs / 1000) * 1000;
+  const local = new Map(format.formatToParts(new Date(wholeSecondMs)).map((part) => [part.type, part.value]));
+  const year = Number(local.get("year"));
+  const wall = new Date(0);
+  // Years before the first are counted back from it ("1 BC" is year 0).
+  wall.setUTCFullYear(
+    local.get("era") === "BC" ? 1 - year : year,
+    Number(local.get("month")) - 1,
+    Number(local.get("day")),
+  );
+  wall.setUTCHours(Number(local.get("hour")), Number(local.get("minute")), Number(local.get("second")), 0);
+  return wall.getTime() - wholeSecondMs;
+}
+
+/**
+ * How far the wall clock of `timeZone` is ahead of UTC at the instant `atMs` (Berlin in summer: 2 h). Throws a
+ * RangeError for a zone the runtime does not know.
+ */
+export function utcOffsetMs(atMs: number, timeZone: string): number {
+  const format = wallClockFormat(timeZone);
+  if (!format) throw new RangeError(unknownZone(timeZone));
+  return offsetOf(format, atMs);
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** A format that reads the wall clock of `timeZone`, or null for a zone the runtime does not know. */
+function wallClockFormat(timeZone: string): Intl.DateTimeFormat | null {
+  const known = formats.get(timeZone);
+  if (known) return known;
+  const format = newWallClockFormat(timeZone);
+  if (format && formats.size < MAX_NAMES) formats.set(timeZone, format);
+  return format;
+}
+
+function newWallClockFormat(timeZone: string): Intl.DateTimeFormat | null {
+  try {
+    return new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      era: "short",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
+  } catch {
+    return null;
+  }
+}
+
+function unknownZone(timeZone: string): string {
+  return (
+    `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as "Europe/Berlin", ` +
+    `"America/New_York" or "UTC"`
+  );
 }
 
 const calendars = new Map<string, SeasonCalendar>([["UTC", UTC_CALENDAR]]);
@@ -150,25 +201,8 @@ export function unknownCalendar(timeZone: string): SeasonCalendar {
 export function calendarOf(timeZone: string): Result<SeasonCalendar, string> {
   const known = calendars.get(timeZone);
   if (known) return ok(known);
-  let format: Intl.DateTimeFormat;
-  try {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      era: "short",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-  } catch {
-    return err(
-      `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as "Europe/Berlin", ` +
-        `"America/New_York" or "UTC"`,
-    );
-  }
+  const format = wallClockFormat(timeZone);
+  if (!format) return err(unknownZone(timeZone));
   // Every spelling of UTC ("Etc/UTC", "GMT") places slots as the grid does, without looking offsets up.
   const calendar =
     format.resolvedOptions().timeZone === "UTC"

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { onWallClockOf, utcOffsetMs, wallClockToUtcMs } from "./local-time.ts";
+import { utcOffsetMs } from "../../forecast/index.ts";
+import { onWallClockOf, wallClockToUtcMs } from "./local-time.ts";
 import type { Trace } from "./trace.ts";
 
 const HOUR_MS = 3_600_000;

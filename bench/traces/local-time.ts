@@ -2,43 +2,10 @@
 // clock without daylight saving (UTC); people who keep office hours by a zone's clock live on that zone's wall
 // clock instead, whose offset from UTC changes twice a year in many zones.
 
+import { utcOffsetMs } from "../../forecast/index.ts";
 import type { Trace } from "./trace.ts";
 
 const DAY_MS = 86_400_000;
-
-const formats = new Map<string, Intl.DateTimeFormat>();
-
-function formatOf(timeZone: string): Intl.DateTimeFormat {
-  let format = formats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    formats.set(timeZone, format);
-  }
-  return format;
-}
-
-/** How far the wall clock of `timeZone` is ahead of UTC at the instant `atMs` (Berlin in summer: 2 h). */
-export function utcOffsetMs(atMs: number, timeZone: string): number {
-  const wholeSecondMs = Math.floor(atMs / 1000) * 1000;
-  const parts = new Map(
-    formatOf(timeZone)
-      .formatToParts(new Date(wholeSecondMs))
-      .map((part) => [part.type, part.value]),
-  );
-  const wall = new Date(0);
-  wall.setUTCFullYear(Number(parts.get("year")), Number(parts.get("month")) - 1, Number(parts.get("day")));
-  wall.setUTCHours(Number(parts.get("hour")), Number(parts.get("minute")), Number(parts.get("second")), 0);
-  return wall.getTime() - wholeSecondMs;
-}
 
 /**
  * The instant at which the wall clock of `timeZone` shows `wallMs` (a time whose UTC fields are read as the local
