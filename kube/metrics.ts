@@ -118,7 +118,7 @@ export function createMetrics(options: MetricsOptions = {}): NapwakeMetrics {
   });
   const wakesTotal = new Counter({
     name: "napwake_wakes_total",
-    help: "Paused workloads scaled back up by Napwake, by what woke them.",
+    help: "Paused workloads woken by Napwake (its scale from zero, or KEDA's on the release of its hold), by what woke them.",
     labelNames: ["source"] as const,
     registers,
   });

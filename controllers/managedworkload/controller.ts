@@ -37,6 +37,7 @@ import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { activityKnown, decide, observedTime } from "./decide.ts";
 import { type ForecastBook, type ForecastLook, type ForecastNotice, shownPrediction } from "./forecasting.ts";
 import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
+import { type Counted, LifecycleLedger } from "./lifecycle-ledger.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type {
   ActivitySample,
@@ -44,10 +45,9 @@ import type {
   EventIntent,
   ReconcilerSettings,
   TargetState,
-  Write,
 } from "./observation.ts";
 import { otherOwner } from "./owner.ts";
-import { type ClusterWrites, lifecycleOf, makeWrites } from "./writes.ts";
+import { type ClusterWrites, makeWrites } from "./writes.ts";
 
 type Workload = V1Deployment | V1StatefulSet;
 
@@ -85,6 +85,7 @@ export async function startManagedWorkloadController(
 ): Promise<ManagedWorkloadController> {
   const { caches } = deps;
   const lastSample = new Map<string, ActivitySample>();
+  const lifecycle = new LifecycleLedger();
   const ownStatus = new OwnStatusMemory<ManagedWorkloadStatus>();
   let queue: WorkQueue | undefined;
   const enqueue = (key: string, priority: Priority) => queue?.add(key, priority);
@@ -141,6 +142,7 @@ export async function startManagedWorkloadController(
     const cached = mwCache.get(name, namespace);
     if (!cached) {
       lastSample.delete(key);
+      lifecycle.forget(key);
       deps.forecasts?.forget(key);
       ownStatus.forget(key);
       return { done: true };
@@ -190,7 +192,11 @@ export async function startManagedWorkloadController(
     const decision = withPrediction(decided, look, [...notices.keys()], nowMs);
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (target) await makeWrites(decision.writes, target, deps.writes, (w) => countLifecycle(w, decision));
+    if (target) {
+      const decided = { pausedAt: mw.status?.pausedAt, source: wakeSource(decision.status) };
+      lifecycle.decided(key, decision.writes, decided);
+      await makeWrites(decision.writes, target, deps.writes, (w) => count(lifecycle.landed(key, w, decided)));
+    }
     const sent = await recordEvents(mw, decision);
     // A notice whose Event did not go out stays with the forecast book and comes back next reconcile.
     deps.forecasts?.sent(
@@ -236,12 +242,10 @@ export async function startManagedWorkloadController(
     return sample;
   }
 
-  // Counted from the scale writes as each lands, so a resume interrupted after its scale counts once: finishing it
-  // makes no scale from zero.
-  function countLifecycle(write: Write, decision: Decision) {
-    const change = lifecycleOf(write);
-    if (change === "pause") deps.lifecycle?.recordPause();
-    else if (change === "wake") deps.lifecycle?.recordWake(wakeSource(decision.status));
+  // Counted as the writes land (see lifecycle-ledger.ts), so a write after them that fails loses no count.
+  function count(counted: Counted) {
+    if (counted?.kind === "pause") deps.lifecycle?.recordPause();
+    else if (counted?.kind === "wake") deps.lifecycle?.recordWake(counted.source);
   }
 
   /** Sends the decision's Events; returns those that went out. */

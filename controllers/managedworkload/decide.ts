@@ -328,7 +328,7 @@ function letGoDecision(
       ? []
       : target.replicas === 0
         ? resumeWrites(obs, pausedFrom)
-        : [...endHolds(obs), forgetPause(target.replicas === pausedFrom)];
+        : [...endHolds(obs), { kind: "forget-paused-from" }];
   const resumed = pausedFrom !== null && target.replicas === 0;
   // Resumed or its count forgotten by the writes above: nothing of the pause is left to show.
   const next = withPhase(
@@ -377,7 +377,7 @@ function awakeAgain(
   let next = woken(obs, status, finishedResume ? "Resumed" : "ScaledOutside", note);
   if (!finishedResume) next = { ...next, lastActivity: { time: iso(obs.nowMs), source: "scale-up" } };
   return {
-    writes: [...endHolds(obs), forgetPause(finishedResume)],
+    writes: [...endHolds(obs), { kind: "forget-paused-from" }],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
     events: [
       {
@@ -466,7 +466,11 @@ function resumedPastKeda(
     `${replicaCount(target.replicas)}, as its ScaledObject was released`;
   const next = woken(obs, status, "Resumed", note);
   return {
-    writes: [...endHolds(obs), { kind: "scale", from: target.replicas, to: pausedFrom }, forgetPause(true)],
+    writes: [
+      ...endHolds(obs),
+      { kind: "scale", from: target.replicas, to: pausedFrom, finishesWake: true },
+      { kind: "forget-paused-from" },
+    ],
     status: withPhase(obs, withoutKeys(next, ["pausedFrom", "pausedAt"]), "Awake", null),
     events: [{ type: "Normal", reason: eventReasons.resumed, note, kind: "action" }],
     requeueAfterMs: obs.settings.checkIntervalMs,
@@ -1092,15 +1096,7 @@ export function unknownIn(sample: ActivitySample | null): Unknown | null {
 // ---- writes ----
 
 function resumeWrites(obs: Observation, pausedFrom: number): Write[] {
-  return [...endHolds(obs), { kind: "scale", from: 0, to: pausedFrom }, forgetPause(true)];
-}
-
-/**
- * Forgets paused-from; `afterWake` when the workload stands at the count it was paused from, woken (by Napwake's
- * scale, or KEDA's on the release, whichever reconcile made it), so the wake is counted as this lands.
- */
-function forgetPause(afterWake: boolean): Write {
-  return afterWake ? { kind: "forget-paused-from", afterWake } : { kind: "forget-paused-from" };
+  return [...endHolds(obs), { kind: "scale", from: 0, to: pausedFrom }, { kind: "forget-paused-from" }];
 }
 
 function holdScaledObjects(obs: Observation): ScaledObjectWrite[] {

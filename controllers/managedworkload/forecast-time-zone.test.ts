@@ -120,6 +120,17 @@ describe("the forecast book and time zones", () => {
     expect(look.prediction?.phase).toBe(prediction.phase);
   });
 
+  it("warns a ManagedWorkload made again under the same name of the unknown zone too", () => {
+    const { prediction, monday } = savedByUtc();
+    const book = new ForecastBook();
+    const first = book.look("k", mw("Mars/Olympus_Mons", prediction), monday + 60_000, window);
+    book.sent("k", first.notices);
+    const again = mw("Mars/Olympus_Mons");
+    again.metadata.uid = "u2";
+    const next = book.look("k", again, monday + 120_000, window);
+    expect(next.notices.map((n) => n.reason)).toContain("ForecastTimeZoneUnknown");
+  });
+
   it("refuses, at start, an operator zone the runtime does not know", () => {
     expect(() => new ForecastBook({ timeZone: "Europe/Atlantis" })).toThrow(
       /unknown time zone "Europe\/Atlantis"/,

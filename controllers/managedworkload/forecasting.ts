@@ -206,7 +206,7 @@ export class ForecastBook {
    * The unknown spec.forecast.timeZone last warned of, per workload: told once per value while this operator runs,
    * though the workload's engine is restored again (a save made elsewhere); forgotten with the workload's engine.
    */
-  readonly #unknownZonesTold = new Map<string, string>();
+  readonly #unknownZonesTold = new Map<string, { uid: string | undefined; zone: string }>();
   readonly #base: Partial<ForecastConfig>;
   readonly #history: boolean;
 
@@ -562,9 +562,12 @@ export class ForecastBook {
   #followTimeZone(key: string, entry: Entry, mw: ManagedWorkload, config: ForecastConfig): boolean {
     const asked = mw.spec.forecast?.timeZone;
     const known = asked === undefined ? null : calendarOf(asked);
+    const told = this.#unknownZonesTold.get(key);
+    const uid = mw.metadata.uid;
     if (asked === undefined || known?.ok) this.#unknownZonesTold.delete(key);
-    else if (known && !known.ok && this.#unknownZonesTold.get(key) !== asked) {
-      this.#unknownZonesTold.set(key, asked);
+    // A ManagedWorkload made again under the name is told anew: Events are its uid's.
+    else if (known && !known.ok && (told?.zone !== asked || told.uid !== uid)) {
+      this.#unknownZonesTold.set(key, { uid, zone: asked });
       this.#notify(
         entry,
         "Warning",

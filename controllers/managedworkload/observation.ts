@@ -63,13 +63,12 @@ export interface Observation {
 /** A write to the cluster, made in the order given; each intermediate state is one `decide` handles. */
 export type Write =
   | { kind: "record-paused-from"; replicas: number }
+  | { kind: "forget-paused-from" }
   /**
-   * `afterWake`: the workload woke from the pause this forgets (Napwake's scale from zero, or an autoscaler's on
-   * the release of its ScaledObject): the wake is counted as this lands, once, whichever reconcile makes it.
+   * Through the scale subresource, only if the target still has `from` replicas. `finishesWake`: the scale from
+   * zero of this wake was an autoscaler's (KEDA's, on the release of its ScaledObject), so this one counts it.
    */
-  | { kind: "forget-paused-from"; afterWake?: true }
-  /** Through the scale subresource, only if the target still has `from` replicas. */
-  | { kind: "scale"; from: number; to: number }
+  | { kind: "scale"; from: number; to: number; finishesWake?: true }
   | { kind: "apply"; object: KubernetesObject; why: string };
 
 export interface EventIntent {

@@ -8,7 +8,7 @@ import type {
 import { describe, expect, it } from "vitest";
 import { annotations } from "../../api/keys.ts";
 import type { TargetState } from "./observation.ts";
-import { type ClusterWrites, clusterWrites, lifecycleOf, makeWrites, StaleTargetError } from "./writes.ts";
+import { type ClusterWrites, clusterWrites, makeWrites, StaleTargetError } from "./writes.ts";
 
 const target: TargetState = {
   kind: "Deployment",
@@ -215,27 +215,5 @@ describe("makeWrites", () => {
       /timed out/,
     );
     expect(landed).toEqual(["scale"]);
-  });
-
-  it.each([
-    { what: "a scale to zero", write: { kind: "scale", from: 3, to: 0 }, change: "pause" },
-    {
-      what: "a scale from zero (counted once the pause is forgotten)",
-      write: { kind: "scale", from: 0, to: 3 },
-      change: null,
-    },
-    { what: "a scale from an autoscaler's minimum", write: { kind: "scale", from: 2, to: 5 }, change: null },
-    {
-      what: "forgetting a pause after a wake",
-      write: { kind: "forget-paused-from", afterWake: true },
-      change: "wake",
-    },
-    {
-      what: "forgetting a pause otherwise (scaled outside, undone)",
-      write: { kind: "forget-paused-from" },
-      change: null,
-    },
-  ] as const)("counts $what as $change", ({ write, change }) => {
-    expect(lifecycleOf(write)).toBe(change);
   });
 });

@@ -215,13 +215,3 @@ export async function makeWrites(
     landed(write);
   }
 }
-
-/**
- * What a write that landed did to the workload's lifecycle: a scale to zero paused it; forgetting the pause after a
- * wake woke it (counted there, not at the scale from zero: a resume interrupted after its scale is finished by a
- * later reconcile, and one KEDA answered first has no scale from zero of Napwake's).
- */
-export function lifecycleOf(write: Write): "pause" | "wake" | null {
-  if (write.kind === "scale" && write.to === 0) return "pause";
-  return write.kind === "forget-paused-from" && write.afterWake ? "wake" : null;
-}
