@@ -88,6 +88,14 @@ describe("season calendar", () => {
     expect(sameCalendar(unknownCalendar("Mars/Olympus_Mons"), UTC_CALENDAR)).toBe(false);
   });
 
+  it.each(["+01", "-00", "+2359", "-05:30", ""])(
+    "refuses the offset or blank %j, which some runtimes take for a zone",
+    (name) => {
+      const refused = calendarOf(name);
+      expect(refused.ok === false && refused.error).toMatch(/use an IANA name/);
+    },
+  );
+
   it("refuses an unknown zone, saying what to set", () => {
     const refused = calendarOf("Mars/Olympus_Mons");
     expect(refused.ok).toBe(false);

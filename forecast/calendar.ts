@@ -176,6 +176,8 @@ function unknownZone(timeZone: string): string {
 }
 
 const calendars = new Map<string, SeasonCalendar>([["UTC", UTC_CALENDAR]]);
+/** The shape of an IANA name, as the CRD checks it. */
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 /** Names are remembered up to this many (a zone may be spelt in any case, and names come from users); past it,
  * a calendar is made at each ask, and compared by name (`sameCalendar`) it places slots alike. */
 const MAX_NAMES = 1024;
@@ -201,6 +203,9 @@ export function unknownCalendar(timeZone: string): SeasonCalendar {
 export function calendarOf(timeZone: string): Result<SeasonCalendar, string> {
   const known = calendars.get(timeZone);
   if (known) return ok(known);
+  // Offsets ("+01", "-0530"), which some runtimes take for zones, are not names: they keep no daylight saving,
+  // need not fall on a slot's edge, and an older runtime refuses them.
+  if (!ZONE_NAME.test(timeZone)) return err(unknownZone(timeZone));
   const format = wallClockFormat(timeZone);
   if (!format) return err(unknownZone(timeZone));
   // Every spelling of UTC ("Etc/UTC", "GMT") places slots as the grid does, without looking offsets up.

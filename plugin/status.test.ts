@@ -108,7 +108,7 @@ describe("statusRows", () => {
             pausedFrom: 3,
             pausedAt: ago(7_500),
             lastActivity: { time: ago(9_000), source: "cpu" },
-            prediction: { phase: "active-daily", nextPrewake: ago(-1_800) },
+            prediction: { phase: "active-daily", nextPrewake: ago(-1_800), timeZone: "Europe/Berlin" },
             conditions: [
               {
                 type: "Paused",
@@ -138,6 +138,7 @@ describe("statusRows", () => {
       pausedAt: ago(7_500),
       pausedForSeconds: 7_500,
       forecast: "active-daily",
+      forecastTimeZone: "Europe/Berlin",
       forecastSuspendedSince: null,
       nextPrewake: ago(-1_800),
       dryRun: false,

@@ -43,6 +43,8 @@ export interface StatusRow {
   pausedForSeconds: number | null;
   /** The forecast's phase (learning, shadow, active-daily, active-weekly). */
   forecast: string | null;
+  /** The time zone whose clock the forecast's seasons follow (status.prediction.timeZone). */
+  forecastTimeZone: string | null;
   /** Since when the trusted forecast's advice is suspended (forecast activity did not come); null while not. */
   forecastSuspendedSince: string | null;
   /** When a paused workload will be woken ahead of forecast activity; null when no pre-wake is planned. */
@@ -86,6 +88,7 @@ function statusRow(
     pausedAt,
     pausedForSeconds: secondsSince(timeOf(pausedAt), nowMs),
     forecast: predictionText(status.prediction, "phase"),
+    forecastTimeZone: predictionText(status.prediction, "timeZone"),
     forecastSuspendedSince: suspendedSince(status.prediction),
     nextPrewake: predictionText(status.prediction, "nextPrewake"),
     dryRun,

@@ -197,6 +197,11 @@ describe("the ManagedWorkload CRD", () => {
       message: /spec\.forecast\.prewake must be at most 2h: it is the time the workload needs to start/,
     },
     {
+      name: "a UTC offset given as a time zone",
+      spec: { targetRef: target, forecast: { timeZone: "+01" } },
+      message: /spec\.forecast\.timeZone must be an IANA time zone name such as Europe\/Berlin or UTC/,
+    },
+    {
       name: "a time zone that is not an IANA name",
       spec: { targetRef: target, forecast: { timeZone: "UTC+01:00" } },
       message: /spec\.forecast\.timeZone must be an IANA time zone name such as Europe\/Berlin or UTC/,
