@@ -100,6 +100,23 @@ describe("counting pauses and wakes as writes land", () => {
       want: [],
     },
     {
+      name: "a resume once, though KEDA scaled it down before its failed forget was made again",
+      reconciles: [
+        { writes: resume, landed: 1, source: "manual" },
+        { writes: [{ kind: "scale", from: 1, to: 3, finishesWake: true }, forget], landed: 2, source: "cpu" },
+      ],
+      want: [wake("manual")],
+    },
+    {
+      name: "nothing for a resume decided but not made, when the workload is later scaled up outside",
+      reconciles: [
+        { writes: resume, landed: 0, source: "manual" },
+        { writes: [], landed: 0, source: "cpu" },
+        { writes: [forget], landed: 1, source: "scale-up" },
+      ],
+      want: [],
+    },
+    {
       name: "a scale from KEDA's minimum decided by an operator that did not see the resume, with what it reads",
       reconciles: [
         { writes: [{ kind: "scale", from: 1, to: 3, finishesWake: true }, forget], landed: 2, source: "cpu" },

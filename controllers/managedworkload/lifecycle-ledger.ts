@@ -12,37 +12,49 @@ export type WakeDue = { pausedAt: string | undefined; source: string };
 export type Counted = { kind: "pause" } | { kind: "wake"; source: string } | null;
 
 export class LifecycleLedger {
-  /** Resumes decided and not yet counted, by ManagedWorkload key. */
-  readonly #due = new Map<string, WakeDue>();
+  /** Per ManagedWorkload key: the resume decided for a pause, and whether its wake was counted yet. */
+  readonly #wakes = new Map<string, WakeDue & { counted: boolean }>();
 
-  /** A decision about to be written: one that scales from zero owes a wake until a write of it lands. */
+  /**
+   * A decision about to be written. One that scales from zero owes a wake until a write of it lands. One that
+   * touches no pause (no scale, no paused-from) drops what was owed: the resume was not made after all.
+   */
   decided(key: string, writes: readonly Write[], wake: WakeDue): void {
-    if (writes.some((w) => w.kind === "scale" && w.from === 0 && w.to > 0)) this.#due.set(key, wake);
+    const known = this.#wakes.get(key);
+    if (writes.some((w) => w.kind === "scale" && w.from === 0 && w.to > 0)) {
+      if (!(known?.counted && known.pausedAt === wake.pausedAt))
+        this.#wakes.set(key, { ...wake, counted: false });
+    } else if (!writes.some((w) => w.kind === "scale" || w.kind === "forget-paused-from")) {
+      this.#wakes.delete(key);
+    }
   }
 
   /**
    * What a write of `key`'s that landed counts: `decided` is the pause its decision was about and the source of a
-   * wake as that decision reads it (used when no resume is owed: one decided before this operator started).
+   * wake as that decision reads it (used when none is owed: a resume decided before this operator started).
    */
   landed(key: string, write: Write, decided: WakeDue): Counted {
-    const due = this.#due.get(key);
-    const owed = due !== undefined && due.pausedAt === decided.pausedAt ? due : undefined;
+    const known = this.#wakes.get(key);
+    const same = known !== undefined && known.pausedAt === decided.pausedAt ? known : undefined;
     if (write.kind === "scale" && write.to === 0) {
-      this.#due.delete(key);
+      this.#wakes.delete(key);
       return { kind: "pause" };
     }
     if (write.kind === "scale" && (write.from === 0 || write.finishesWake)) {
-      this.#due.delete(key);
-      return { kind: "wake", source: (owed ?? decided).source };
+      // Counted already: the resume's scale landed, and KEDA scaled down before its paused-from was forgotten.
+      if (same?.counted) return null;
+      const source = (same ?? decided).source;
+      this.#wakes.set(key, { pausedAt: decided.pausedAt, source, counted: true });
+      return { kind: "wake", source };
     }
-    if (write.kind === "forget-paused-from" && owed) {
-      this.#due.delete(key);
-      return { kind: "wake", source: owed.source };
+    if (write.kind === "forget-paused-from") {
+      this.#wakes.delete(key);
+      return same && !same.counted ? { kind: "wake", source: same.source } : null;
     }
     return null;
   }
 
   forget(key: string): void {
-    this.#due.delete(key);
+    this.#wakes.delete(key);
   }
 }
