@@ -9,7 +9,7 @@ import {
   forecastConfig,
   type GridPoint,
 } from "../forecast/index.ts";
-import { percentChange, relativeChange, table } from "./format.ts";
+import { fewer, percentChange, relativeChange, table } from "./format.ts";
 import { type Accuracy, evaluateAccuracy } from "./sim/accuracy.ts";
 import { type Forecaster, loadAugursMstl } from "./sim/augurs.ts";
 import { generatorChances, timeOfDayChances } from "./sim/chances.ts";
@@ -113,11 +113,6 @@ function verdict(fixed: PolicyResult, forecast: PolicyResult): { met: boolean; t
 }
 
 /** "53.4% fewer" (one decimal: a verdict at 50% must not round into the target). */
-function fewer(count: number, baseline: number): string {
-  const change = relativeChange(count, baseline) * 100;
-  return change <= 0 ? `${(-change).toFixed(1)}% fewer` : `${change.toFixed(1)}% more`;
-}
-
 function accuracyRows(signal: Signal, trace: Trace, library: Forecaster | null): string[][] {
   const report = evaluateAccuracy(gridOf(trace, signal), forecastConfig(), library);
   const row = (label: string, a: Accuracy, horizon: string) => [

@@ -11,7 +11,7 @@ import {
   SLOT_MS,
   utcOffsetMs,
 } from "../forecast/index.ts";
-import { percentChange, relativeChange, table } from "./format.ts";
+import { fewer, percentChange, table } from "./format.ts";
 import { meetsTarget } from "./sim/draws.ts";
 import {
   DEFAULT_PREWAKE_MS,
@@ -242,13 +242,6 @@ function span(ms: number): string {
   const days = Math.floor(ms / DAY_MS);
   const hours = Math.round((ms - days * DAY_MS) / HOUR_MS);
   return hours === 0 ? `${days} d` : `${days} d ${hours} h`;
-}
-
-/** "12.5% fewer" (one decimal). */
-function fewer(count: number, baseline: number): string {
-  const change = relativeChange(count, baseline) * 100;
-  if (change === 0) return "as many";
-  return change < 0 ? `${(-change).toFixed(1)}% fewer` : `${change.toFixed(1)}% more`;
 }
 
 /** Where the nightly job of the change's day falls: the clocks may skip its hour or show it twice. */

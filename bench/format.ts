@@ -15,6 +15,13 @@ export function relativeChange(value: number, baseline: number): number {
   return baseline === 0 ? 0 : value / baseline - 1;
 }
 
+/** "12.5% fewer" (one decimal), "as many", or "3.0% more". */
+export function fewer(count: number, baseline: number): string {
+  const change = relativeChange(count, baseline) * 100;
+  if (change === 0) return "as many";
+  return change < 0 ? `${(-change).toFixed(1)}% fewer` : `${change.toFixed(1)}% more`;
+}
+
 export function percentChange(value: number, baseline: number): string {
   if (baseline === 0) return value === 0 ? "0%" : "n/a";
   const change = ((value - baseline) / baseline) * 100;

@@ -1,26 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR, unknownCalendar } from "./calendar.ts";
 import { DAY_SLOTS, SLOT_MS, slotOf, WEEK_SLOTS } from "./grid.ts";
+import { wallClockPosition } from "./testing.ts";
 
 function calendar(zone: string): SeasonCalendar {
   const found = calendarOf(zone);
   if (!found.ok) throw new Error(found.error);
   return found.value;
-}
-
-/** The local week position of an instant, read independently of the calendar: weekday and wall clock. */
-function wallClockPosition(zone: string, atMs: number): number {
-  const parts = new Intl.DateTimeFormat("en-GB", {
-    timeZone: zone,
-    weekday: "short",
-    hourCycle: "h23",
-    hour: "numeric",
-    minute: "numeric",
-  }).formatToParts(new Date(atMs));
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-  // The epoch's week starts on a Thursday.
-  const day = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"].indexOf(part("weekday"));
-  return day * DAY_SLOTS + Math.floor((Number(part("hour")) * 60 + Number(part("minute"))) / 15);
 }
 
 const at = (iso: string) => slotOf(Date.parse(iso));

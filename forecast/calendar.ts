@@ -139,6 +139,7 @@ export function utcOffsetMs(atMs: number, timeZone: string): number {
   return offsetOf(format, atMs);
 }
 
+/** `utcOffsetMs`'s formats, by zone name (up to MAX_NAMES). */
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** A format that reads the wall clock of `timeZone`, or null for a zone the runtime does not know. */
@@ -168,7 +169,8 @@ function newWallClockFormat(timeZone: string): Intl.DateTimeFormat | null {
   }
 }
 
-function unknownZone(timeZone: string): string {
+/** Why `calendarOf` refuses `timeZone`, and what to set instead. */
+export function unknownZone(timeZone: string): string {
   return (
     `unknown time zone ${JSON.stringify(timeZone)}: use an IANA name such as "Europe/Berlin", ` +
     `"America/New_York" or "UTC"`
@@ -178,8 +180,10 @@ function unknownZone(timeZone: string): string {
 const calendars = new Map<string, SeasonCalendar>([["UTC", UTC_CALENDAR]]);
 /** The shape of an IANA name, as the CRD checks it. */
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
-/** Names are remembered up to this many (a zone may be spelt in any case, and names come from users); past it,
- * a calendar is made at each ask, and compared by name (`sameCalendar`) it places slots alike. */
+/**
+ * Names are remembered up to this many (a zone may be spelt in any case, and names come from users); past it, a
+ * calendar is made at each ask, and compared by zone (`sameCalendar`) it places slots alike.
+ */
 const MAX_NAMES = 1024;
 
 /** Whether two calendars place slots alike: they are of one zone, however spelt. */
@@ -188,9 +192,9 @@ export function sameCalendar(a: SeasonCalendar, b: SeasonCalendar): boolean {
 }
 
 /**
- * A calendar for a zone this runtime does not know (named by a saved state that another operator wrote): it places
- * slots as UTC does and is the same as no other, so the seasons are placed anew, from the history kept, by the zone
- * the engine is asked to follow, rather than the state discarded.
+ * A calendar for a zone this runtime does not know (named by a saved state that another operator wrote): it
+ * places slots as UTC does and is the same as no other, so the seasons are placed anew, from the history kept, by
+ * the zone the engine is asked to follow, rather than the state discarded.
  */
 export function unknownCalendar(timeZone: string): SeasonCalendar {
   return { ...UTC_CALENDAR, timeZone, zone: `unknown:${timeZone}` };
@@ -206,7 +210,8 @@ export function calendarOf(timeZone: string): Result<SeasonCalendar, string> {
   // Offsets ("+01", "-0530"), which some runtimes take for zones, are not names: they keep no daylight saving,
   // need not fall on a slot's edge, and an older runtime refuses them.
   if (!ZONE_NAME.test(timeZone)) return err(unknownZone(timeZone));
-  const format = wallClockFormat(timeZone);
+  // Kept by the calendar itself: the calendars are remembered, by name, as the formats are.
+  const format = newWallClockFormat(timeZone);
   if (!format) return err(unknownZone(timeZone));
   // Every spelling of UTC ("Etc/UTC", "GMT") places slots as the grid does, without looking offsets up.
   const calendar =

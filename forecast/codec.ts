@@ -82,9 +82,9 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
   const { model, params } = engine;
   const history = historyInTimeOrder(engine).map((value) => Math.sqrt(Math.max(0, value)));
   const historyScale = scaleFor(history, 65534, (v) => v);
-  const zoned = model !== null && !sameCalendar(model.calendar, UTC_CALENDAR);
+  const m = model && params ? encodeModel(engine) : null;
   const wire: WireV1 = {
-    v: zoned ? ZONED_STATE_VERSION : STATE_VERSION,
+    v: m?.z === undefined ? STATE_VERSION : ZONED_STATE_VERSION,
     ph: engine.phase,
     rc: engine.phaseReason.code,
     rm: engine.phaseReason.message.slice(0, MAX_MESSAGE_CHARS),
@@ -105,7 +105,7 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     ],
     h: encodeUint16(history, historyScale),
     hs: historyScale,
-    m: model && params ? encodeModel(engine) : null,
+    m,
   };
   const text = JSON.stringify(wire);
   if (text.length > MAX_STATE_BYTES) {
@@ -224,7 +224,9 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
   const accLimits = [MAX_SQUARED, MAX_SQUARED, 1, Number.MAX_SAFE_INTEGER];
   const acc = array(raw.acc, 4, "acc").map((v, i) => nonNegative(v, `acc[${i}]`, accLimits[i]));
   const model =
-    raw.m === null || raw.m === undefined ? null : readModelV1(raw.m, nextSlot, config, raw.v === 3);
+    raw.m === null || raw.m === undefined
+      ? null
+      : readModelV1(raw.m, nextSlot, config, raw.v === ZONED_STATE_VERSION);
   if (phase !== "learning" && !model) throw new InvalidState(`phase ${phase} needs a model`);
   const firstSlot = nullableSlot(raw.fs, "fs");
   const lastRefitSlot = nullableSlot(raw.lr, "lr");

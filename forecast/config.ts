@@ -210,8 +210,7 @@ export function forecastConfig(overrides: Partial<ForecastConfig> = {}): Forecas
       );
     }
   }
-  const calendar = calendarOf(merged.timeZone);
-  if (!calendar.ok) throw new RangeError(`timeZone: ${calendar.error}`);
+  seasonCalendar(merged);
   const [low, high] = merged.activityProbabilityBounds;
   // Steered on the log-odds scale, a threshold of 0 or 1 could never move back.
   if (!(low > 0 && low <= high && high < 1)) {

@@ -2,7 +2,14 @@
 
 export { type AccuracyRecord, confidenceOf } from "./accuracy.ts";
 export { type AwakeSpend, idleWindowAwakeMs, spendBudget, withThreshold } from "./budget.ts";
-export { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR, utcOffsetMs } from "./calendar.ts";
+export {
+  calendarOf,
+  type SeasonCalendar,
+  sameCalendar,
+  UTC_CALENDAR,
+  unknownZone,
+  utcOffsetMs,
+} from "./calendar.ts";
 export { decodeEngine, encodeEngine, MAX_STATE_BYTES, STATE_VERSION, type StateError } from "./codec.ts";
 export {
   type Bounds,

@@ -31,18 +31,36 @@ export function officeSeries(
  */
 export function localOfficeSeries(zone: string, startSlot: number, days: number, seed: number): GridPoint[] {
   const random = seededRandom(seed);
-  const format = new Intl.DateTimeFormat("en-GB", {
-    timeZone: zone,
-    weekday: "short",
-    hourCycle: "h23",
-    hour: "numeric",
-    minute: "numeric",
-  });
   return Array.from({ length: days * DAY_SLOTS }, (_, i) => {
-    const parts = format.formatToParts(new Date((startSlot + i) * 15 * 60 * 1000));
-    const part = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-    const weekday = !["Sat", "Sun"].includes(part("weekday"));
-    const daySlot = Math.floor((Number(part("hour")) * 60 + Number(part("minute"))) / 15);
-    return { slot: startSlot + i, value: poisson(random, officeRate(weekday ? 0 : 5, daySlot)) };
+    const position = wallClockPosition(zone, (startSlot + i) * 15 * 60 * 1000);
+    // Days of the week from Thursday: Saturday and Sunday are 2 and 3.
+    const weekday = ![2, 3].includes(Math.floor(position / DAY_SLOTS));
+    return { slot: startSlot + i, value: poisson(random, officeRate(weekday ? 0 : 5, position % DAY_SLOTS)) };
   });
+}
+
+/** The epoch's week starts on a Thursday, and so do the season calendar's weeks. */
+const WEEKDAYS_FROM_THURSDAY = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+const weekdayFormats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * Where `atMs` falls in the local week of `zone`, in 15-minute slots from Thursday 00:00: read from the runtime's
+ * time-zone database directly (weekday and wall clock), not through a season calendar, which tests check by it.
+ */
+export function wallClockPosition(zone: string, atMs: number): number {
+  let format = weekdayFormats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-GB", {
+      timeZone: zone,
+      weekday: "short",
+      hourCycle: "h23",
+      hour: "numeric",
+      minute: "numeric",
+    });
+    weekdayFormats.set(zone, format);
+  }
+  const parts = format.formatToParts(new Date(atMs));
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+  const day = WEEKDAYS_FROM_THURSDAY.indexOf(part("weekday"));
+  return day * DAY_SLOTS + Math.floor((Number(part("hour")) * 60 + Number(part("minute"))) / 15);
 }

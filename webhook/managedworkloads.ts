@@ -23,9 +23,9 @@ export const specTargetRef: TargetOf = (mw) => {
 
 /**
  * Validating, napwake.dev ManagedWorkloads: malformed `napwake.dev/` annotations, a forecast time zone the operator
- * does not know, and a second owner for a target another ManagedWorkload already manages. The owner check runs on CREATE and when the target
- * changes, not on every UPDATE: a duplicate that slipped in while the webhook was down must still be
- * editable and deletable (finalizers), and the controller reports it.
+ * does not know, and a second owner for a target another ManagedWorkload already manages. The owner check runs on
+ * CREATE and when the target changes, not on every UPDATE: a duplicate that slipped in while the webhook was down
+ * must still be editable and deletable (finalizers), and the controller reports it.
  */
 export function validateManagedWorkload(
   request: AdmissionRequest,

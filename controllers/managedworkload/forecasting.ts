@@ -54,6 +54,7 @@ import {
   slotStartMs,
   spendBudget,
   trustedIdleWindow,
+  unknownZone,
   withThreshold,
 } from "../../forecast/index.ts";
 import type { ForecastAdvice } from "./activity-clock.ts";
@@ -561,18 +562,18 @@ export class ForecastBook {
    */
   #followTimeZone(key: string, entry: Entry, mw: ManagedWorkload, config: ForecastConfig): boolean {
     const asked = mw.spec.forecast?.timeZone;
-    const known = asked === undefined ? null : calendarOf(asked);
     const told = this.#unknownZonesTold.get(key);
     const uid = mw.metadata.uid;
-    if (asked === undefined || known?.ok) this.#unknownZonesTold.delete(key);
+    // `config` follows another zone than the one asked for only where that one is unknown (see #timeZone).
+    if (asked === undefined || asked === config.timeZone) this.#unknownZonesTold.delete(key);
     // A ManagedWorkload made again under the name is told anew: Events are its uid's.
-    else if (known && !known.ok && (told?.zone !== asked || told.uid !== uid)) {
+    else if (told?.zone !== asked || told.uid !== uid) {
       this.#unknownZonesTold.set(key, { uid, zone: asked });
       this.#notify(
         entry,
         "Warning",
         eventReasons.forecastTimeZoneUnknown,
-        `spec.forecast.timeZone: ${known.error}; the seasons follow ${config.timeZone} meanwhile`,
+        `spec.forecast.timeZone: ${unknownZone(asked)}; the seasons follow ${config.timeZone} meanwhile`,
       );
     }
     const from = entry.engine.model?.calendar.timeZone;
