@@ -37,7 +37,7 @@ import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
 import { activityKnown, decide, observedTime } from "./decide.ts";
 import { type ForecastBook, type ForecastLook, type ForecastNotice, shownPrediction } from "./forecasting.ts";
 import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
-import { type Counted, LifecycleLedger } from "./lifecycle-ledger.ts";
+import { type Counted, LifecycleLedger, specSeen } from "./lifecycle-ledger.ts";
 import type { ActivityMeter } from "./measure.ts";
 import type {
   ActivitySample,
@@ -193,7 +193,11 @@ export async function startManagedWorkloadController(
     deps.forecasts?.noteActivity(key, timeOf(decision.status.lastActivity?.time));
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (target) {
-      const decided = { pausedAt: mw.status?.pausedAt, source: wakeSource(decision.status) };
+      const decided = {
+        pausedAt: mw.status?.pausedAt,
+        source: wakeSource(decision.status),
+        spec: specSeen(target),
+      };
       lifecycle.decided(key, decision.writes, decided);
       await makeWrites(decision.writes, target, deps.writes, (w) => count(lifecycle.landed(key, w, decided)));
     }
@@ -468,6 +472,7 @@ function targetState(workload: Workload, kind: TargetKind): TargetState {
     namespace: workload.metadata?.namespace ?? "",
     uid: workload.metadata?.uid ?? "",
     replicas: workload.spec?.replicas ?? 1,
+    generation: workload.metadata?.generation,
     labels: workload.metadata?.labels ?? {},
     annotations: workload.metadata?.annotations ?? {},
     managedFields: (workload.metadata?.managedFields ?? []) as TargetState["managedFields"],

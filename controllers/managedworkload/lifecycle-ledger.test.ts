@@ -1,19 +1,27 @@
 import { describe, expect, it } from "vitest";
-import { type Counted, LifecycleLedger, type WakeDue } from "./lifecycle-ledger.ts";
+import { type Counted, type DecidedOn, LifecycleLedger, specSeen } from "./lifecycle-ledger.ts";
 import type { Write } from "./observation.ts";
 
 const pausedAt = "2026-11-30T10:00:00Z";
 const scaleUp: Write = { kind: "scale", from: 0, to: 3 };
 const forget: Write = { kind: "forget-paused-from" };
 const resume: Write[] = [scaleUp, forget];
+const pause: Write[] = [
+  { kind: "record-paused-from", replicas: 3 },
+  { kind: "scale", from: 3, to: 0 },
+];
 
 /** One reconcile: the decision's writes, those that landed (a prefix: the first that fails ends the reconcile). */
-type Reconcile = { writes: Write[]; landed: number; source: string; pausedAt?: string };
+type Reconcile = { writes: Write[]; landed: number; source: string; pausedAt?: string; spec?: string };
 
 function counted(reconciles: Reconcile[], ledger = new LifecycleLedger()): Counted[] {
   const all: Counted[] = [];
   for (const r of reconciles) {
-    const decided: WakeDue = { pausedAt: "pausedAt" in r ? r.pausedAt : pausedAt, source: r.source };
+    const decided: DecidedOn = {
+      pausedAt: "pausedAt" in r ? r.pausedAt : pausedAt,
+      source: r.source,
+      spec: "spec" in r ? r.spec : "uid-1/4",
+    };
     ledger.decided("shop/web", r.writes, decided);
     for (const write of r.writes.slice(0, r.landed)) {
       const c = ledger.landed("shop/web", write, decided);
@@ -40,6 +48,39 @@ describe("counting pauses and wakes as writes land", () => {
         },
       ],
       want: [{ kind: "pause" }],
+    },
+    {
+      name: "a pause once, though decided again from a cache that had not seen its scale to zero",
+      reconciles: [
+        { writes: pause, landed: 2, source: "cpu" },
+        { writes: pause, landed: 2, source: "cpu" },
+      ],
+      want: [{ kind: "pause" }],
+    },
+    {
+      name: "each pause of a workload paused, woken and paused again",
+      reconciles: [
+        { writes: pause, landed: 2, source: "cpu", spec: "uid-1/4" },
+        { writes: resume, landed: 2, source: "manual", spec: "uid-1/5" },
+        { writes: pause, landed: 2, source: "cpu", spec: "uid-1/6" },
+      ],
+      want: [{ kind: "pause" }, wake("manual"), { kind: "pause" }],
+    },
+    {
+      name: "each pause of a workload deleted and made again under its name, at the same generation",
+      reconciles: [
+        { writes: pause, landed: 2, source: "cpu", spec: "uid-1/1" },
+        { writes: pause, landed: 2, source: "cpu", spec: "uid-2/1" },
+      ],
+      want: [{ kind: "pause" }, { kind: "pause" }],
+    },
+    {
+      name: "each pause where the generation is not known",
+      reconciles: [
+        { writes: pause, landed: 2, source: "cpu", spec: undefined },
+        { writes: pause, landed: 2, source: "cpu", spec: undefined },
+      ],
+      want: [{ kind: "pause" }, { kind: "pause" }],
     },
     {
       name: "a resume, once, with what woke it",
@@ -125,6 +166,11 @@ describe("counting pauses and wakes as writes land", () => {
     },
   ])("counts $name", ({ reconciles, want }) => {
     expect(counted(reconciles)).toEqual(want);
+  });
+
+  it("names a workload's spec by its uid and generation, and none without a generation", () => {
+    expect(specSeen({ uid: "uid-1", generation: 4 })).toBe("uid-1/4");
+    expect(specSeen({ uid: "uid-1" })).toBeUndefined();
   });
 
   it("forgets what a deleted ManagedWorkload was owed", () => {

@@ -13,6 +13,8 @@ export interface TargetState {
   uid: string;
   /** spec.replicas. */
   replicas: number;
+  /** metadata.generation: it moves with every change of spec.replicas, so two pauses never share one. */
+  generation?: number;
   labels: Record<string, string>;
   annotations: Record<string, string>;
   managedFields: ManagedFieldsEntry[];
