@@ -20,7 +20,7 @@ import {
   specDefaults,
   type TargetKind,
 } from "../../api/managedworkload.ts";
-import { pausedFromOf, timeOf } from "../../api/meta.ts";
+import { farAhead, pausedFromOf, timeOf } from "../../api/meta.ts";
 import { slotOf } from "../../forecast/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import type { EventRecorder } from "../../kube/events.ts";
@@ -34,7 +34,7 @@ import {
 import type { Caches } from "../caches.ts";
 import { OwnStatusMemory } from "../own-status.ts";
 import { autoscalersFor, type ScaledObject } from "./autoscalers.ts";
-import { activityKnown, decide, observedTime } from "./decide.ts";
+import { activityKnown, decide } from "./decide.ts";
 import { type ForecastBook, type ForecastLook, type ForecastNotice, shownPrediction } from "./forecasting.ts";
 import { type ActivityHistoryReader, HistoryLoader, type HistoryResult } from "./history-reader.ts";
 import { type Counted, LifecycleLedger, specSeen } from "./lifecycle-ledger.ts";
@@ -436,8 +436,9 @@ function withPrediction(
 }
 
 /**
- * The latest activity known before deciding: status and the activity annotations on the target, taken as the
- * decision takes them (a stamp too far ahead of this clock is ignored rather than believed).
+ * The latest activity known before deciding: status and the activity annotations on the target, as stamped. A
+ * stamp too far ahead of this clock is ignored rather than believed, as the decision ignores it; one within the
+ * skew allowed is left ahead, for the forecast to count once (when first known) rather than at every look.
  */
 export function knownActivity(
   mw: ManagedWorkload,
@@ -446,8 +447,8 @@ export function knownActivity(
 ): number | null {
   const a = workload?.metadata?.annotations ?? {};
   const times = [mw.status?.lastActivity?.time, a[annotations.lastRequest], a[annotations.activity]]
-    .map((value) => observedTime(timeOf(value), nowMs))
-    .filter((t): t is number => t !== null);
+    .map((value) => timeOf(value))
+    .filter((t): t is number => t !== null && !farAhead(t, nowMs));
   return times.length > 0 ? Math.max(...times) : null;
 }
 

@@ -113,6 +113,11 @@ type Entry = {
   shownThreshold: number;
   /** When the last look was, and the latest activity it knew: where the next look's accounting starts. */
   lastLook: { atMs: number; activityMs: number | null } | null;
+  /**
+   * A stamp ahead of this clock (another machine's, within the skew allowed) and when a look first knew it: it is
+   * activity then, not at every look until this clock reaches it, which would count it in two slots.
+   */
+  aheadStamp: { stampMs: number; seenAtMs: number } | null;
   /** The ManagedWorkload the engine learned for: one deleted and made again under the same name starts afresh. */
   uid: string | undefined;
   /**
@@ -262,15 +267,17 @@ export class ForecastBook {
     const entry = ours && !savedElsewhere ? ours : this.#restore(mw, nowMs, config, ours?.unsent ?? []);
     this.#entries.set(key, entry);
     entry.off = false;
+    const activityMs = seenAt(entry, knownActivityMs, nowMs);
     const rezoned = this.#followTimeZone(key, entry, mw, config);
-    if (!this.#historyAsked(mw)) entry.history = "settled";
+    if (!this.#historyAsked(mw) && entry.history === "wanted") this.#settleHistory(entry, null);
     const nowSlot = slotOf(nowMs);
     // While the forecast is trusted its own idle window applies, to the veto as to the clock.
     const trustedWindowMs = trustedIdleWindowMs(mw, idleWindowMs);
     const budgeted = hasAwakeBudget(mw, trustedWindowMs, idleWindowMs);
     const phaseBefore = entry.engine.phase;
+    let learnedNews = false;
     if (nowSlot > entry.openSlot) {
-      const activitySlot = knownActivityMs === null ? null : slotOf(knownActivityMs);
+      const activitySlot = activityMs === null ? null : slotOf(activityMs);
       // The silence that suspends advice is judged at the fixed chance, not the budget's (decision 5).
       const learned = observeAll(entry.engine, closedSlots(entry, nowSlot, activitySlot), config);
       // Reset by a gap longer than it bridges (a state restored about a week old, or a week of unknown activity):
@@ -289,18 +296,19 @@ export class ForecastBook {
       entry.engine = learned.engine;
       const told = reset ? notices.filter((n) => !phaseChanged(n)) : notices;
       entry.unsent = [...entry.unsent, ...told].slice(-MAX_UNSENT);
+      learnedNews = told.length > 0;
       entry.openSlot = nowSlot;
       entry.openWatched = false;
       entry.active = false;
     }
-    this.noteActivity(key, knownActivityMs);
+    this.noteActivity(key, activityMs);
     if (entry.openSlot === nowSlot && activityWatched) entry.openWatched = true;
     if (budgeted && isActive(entry.engine.phase)) {
-      const spend = spentSince(entry, mw, nowMs, idleWindowMs, knownActivityMs);
+      const spend = spentSince(entry, mw, nowMs, idleWindowMs, activityMs);
       entry.threshold = spendBudget(entry.threshold, spend, config);
     }
     // Never back: a clock stepped back would otherwise have the stretch since accounted twice.
-    entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs: knownActivityMs };
+    entry.lastLook = { atMs: Math.max(nowMs, entry.lastLook?.atMs ?? nowMs), activityMs };
     // A paused workload whose activity this look could not know (its queries failed) is not known to be idle.
     entry.pausedAtLook = mw.status?.phase === "Paused" && activityWatched;
     const windowMs = lookIdleWindowMs(entry.engine, mw, nowMs, { idleWindowMs, trustedWindowMs }, config);
@@ -320,9 +328,9 @@ export class ForecastBook {
     // An engine waiting for its history is not saved: restarted, the operator reads the history again. The
     // threshold is shown (and so restored) with the save: one status write an hour, not one per move. A restart
     // goes back to the last one shown, up to an hour of steering. A phase change, and a suspension that starts or
-    // ends, is saved with the status that shows it (no extra write): restored from the state before, a restart
-    // would undo it and announce it again.
-    const flipped = suspensionFlipped || rezoned || entry.engine.phase !== phaseBefore;
+    // ends, is saved with the status that shows it (no extra write), as is a slot learned with news (an anomaly):
+    // restored from the state before, a restart would undo it or learn it again, and announce it again.
+    const flipped = suspensionFlipped || rezoned || learnedNews || entry.engine.phase !== phaseBefore;
     const saveDue = entry.saveDueAtMs === null || nowMs >= entry.saveDueAtMs || flipped;
     if (entry.history === "settled" && saveDue) {
       const encoded = encodeEngine(entry.engine);
@@ -384,10 +392,17 @@ export class ForecastBook {
     if (entry) entry.unsent = entry.unsent.filter((n) => !notices.includes(n));
   }
 
-  /** Activity the clock saw (its latest time): marks the open slot active when it falls in it. */
+  /**
+   * Activity the clock saw (its latest time): marks the open slot active when it falls in it. A stamp ahead of
+   * this clock that a look knew counts when that look first knew it.
+   */
   noteActivity(key: string, activityMs: number | null): void {
     const entry = this.#entries.get(key);
-    if (entry && activityMs !== null && slotOf(activityMs) === entry.openSlot) entry.active = true;
+    const atMs =
+      activityMs !== null && entry?.aheadStamp?.stampMs === activityMs
+        ? entry.aheadStamp.seenAtMs
+        : activityMs;
+    if (entry && atMs !== null && slotOf(atMs) === entry.openSlot) entry.active = true;
   }
 
   forget(key: string): void {
@@ -422,36 +437,32 @@ export class ForecastBook {
     const before = points.filter((point) => point.slot < entry.openSlot);
     const known = before.filter((point) => point.value !== null);
     if (known.length === 0) {
-      entry.history = "settled";
-      this.#notifyHistory(
-        entry,
-        "Normal",
-        eventReasons.forecastHistoryEmpty,
-        "no activity history found; learning from now",
-      );
+      this.#settleHistory(entry, {
+        type: "Normal",
+        reason: eventReasons.forecastHistoryEmpty,
+        note: "no activity history found; learning from now",
+      });
       return;
     }
     const config = this.#config(mw);
     const learned = [...before.map((point) => orLive(entry, point)), ...liveSince(entry, before)];
     entry.engine = observeAll(createEngine(config), learned, config).engine;
-    entry.history = "settled";
-    entry.saveDueAtMs = null;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
     const days = known.length / DAY_SLOTS;
-    this.#notifyHistory(
-      entry,
-      "Normal",
-      eventReasons.forecastHistoryLearned,
-      `learned ${days.toFixed(1)} days of activity history (active in ${activeSlots} of ${known.length} ` +
+    this.#settleHistory(entry, {
+      type: "Normal",
+      reason: eventReasons.forecastHistoryLearned,
+      note:
+        `learned ${days.toFixed(1)} days of activity history (active in ${activeSlots} of ${known.length} ` +
         `15-minute slots): forecast ${entry.engine.phase}, confidence ` +
         `${shownConfidence(confidence(entry.engine)).toFixed(2)} (trusted from ${config.activateAt})`,
-    );
+    });
   }
 
-  /** The engine learns from now, without history (spec.forecast.history None). */
+  /** The engine learns from now, without history (no Prometheus to read it from). */
   skipHistory(key: string): void {
     const entry = this.#entries.get(key);
-    if (entry) entry.history = "settled";
+    if (entry?.history === "wanted") this.#settleHistory(entry, null);
   }
 
   /**
@@ -472,14 +483,12 @@ export class ForecastBook {
       entry.historyRetryAtMs = nowMs + HISTORY_RETRY_MS * 2 ** (entry.historyFailures - 1);
       return;
     }
-    entry.history = "settled";
     const reads = entry.historyFailures > 1 ? ` in ${entry.historyFailures} reads` : "";
-    this.#notifyHistory(
-      entry,
-      "Warning",
-      eventReasons.forecastHistoryUnavailable,
-      `could not read the activity history${reads} (${why}); learning from now`,
-    );
+    this.#settleHistory(entry, {
+      type: "Warning",
+      reason: eventReasons.forecastHistoryUnavailable,
+      note: `could not read the activity history${reads} (${why}); learning from now`,
+    });
   }
 
   /** Whether `entry` is the engine of `mw` and waits for its history, forecasting on. */
@@ -532,10 +541,19 @@ export class ForecastBook {
     entry.unsent = [...entry.unsent, { type, reason, note }].slice(-MAX_UNSENT);
   }
 
-  /** What the activity history brought (or not), after the reset that asked for it if one did. */
-  #notifyHistory(entry: Entry, type: ForecastNotice["type"], reason: EventReason, note: string): void {
-    this.#notify(entry, type, reason, entry.resetNote ? `${entry.resetNote}; then ${note}` : note);
+  /**
+   * The engine waits for its history no more: it is saved with the next look (a restart would otherwise read the
+   * history again, and tell a reset again), and `told` (what came of the read) is told, after the phase change of
+   * the reset that asked for it; without `told` (no read made), that phase change is told alone.
+   */
+  #settleHistory(entry: Entry, told: ForecastNotice | null): void {
+    entry.history = "settled";
+    entry.saveDueAtMs = null;
+    const { resetNote } = entry;
     entry.resetNote = null;
+    if (told)
+      this.#notify(entry, told.type, told.reason, resetNote ? `${resetNote}; then ${told.note}` : told.note);
+    else if (resetNote) this.#notify(entry, "Normal", eventReasons.forecastPhaseChanged, resetNote);
   }
 
   #config(mw: ManagedWorkload): ForecastConfig {
@@ -591,7 +609,6 @@ export class ForecastBook {
     return true;
   }
 
-  /** From status.prediction.state, or a fresh engine; a state that cannot be read is discarded and said so. */
   /** A new engine for `mw`, learning from now (from its activity history first, where that is asked for). */
   #fresh(mw: ManagedWorkload, nowMs: number, config: ForecastConfig, threshold: number): Entry {
     return {
@@ -608,6 +625,7 @@ export class ForecastBook {
       threshold,
       shownThreshold: threshold,
       lastLook: null,
+      aheadStamp: null,
       uid: mw.metadata.uid,
       history: this.#historyAsked(mw) ? "wanted" : "settled",
       off: false,
@@ -900,4 +918,15 @@ function discarded(entry: Entry, why: string): Entry {
     ...entry,
     unsent: [...entry.unsent, { type: "Warning", reason: eventReasons.forecastStateDiscarded, note }],
   };
+}
+
+/**
+ * Activity known at `nowMs`. A stamp ahead of it is activity when a look first knew it, then and after this clock
+ * passes it (Entry.aheadStamp).
+ */
+function seenAt(entry: Entry, activityMs: number | null, nowMs: number): number | null {
+  if (activityMs !== null && entry.aheadStamp?.stampMs === activityMs) return entry.aheadStamp.seenAtMs;
+  if (activityMs === null || activityMs <= nowMs) return activityMs;
+  entry.aheadStamp = { stampMs: activityMs, seenAtMs: nowMs };
+  return nowMs;
 }

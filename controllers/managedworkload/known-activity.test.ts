@@ -20,7 +20,11 @@ const target = (activityMs: number): V1Deployment => ({
 describe("the activity the awake budget accounts from", () => {
   it.each([
     { name: "the latest stamp", stampMs: now - 60_000, known: now - 60_000 },
-    { name: "a stamp a little ahead, as now", stampMs: now + 60_000, known: now },
+    {
+      name: "a stamp a little ahead, as stamped (the forecast counts it when first known)",
+      stampMs: now + 60_000,
+      known: now + 60_000,
+    },
     {
       name: "not a stamp far ahead, which would hide the real activity",
       stampMs: now + 86_400_000,
