@@ -289,6 +289,12 @@ describe("engine state serialisation", () => {
         ["a first slot after the next", (w) => (w.fs = (w.ns as number) + 1)],
         ["a last refit after the next slot", (w) => (w.lr = (w.ns as number) + 96)],
         ["a negative silence", (w) => (w.si = [-3, 0, 0])],
+        // Read, it would be a chance above 1 of the silence, and the advice never suspended.
+        ["a silence with negative evidence", (w) => (w.si = [12, -40, 0])],
+        ["a silence of part of a slot", (w) => (w.si = [2.5, 1, 0])],
+        ["a quiet run of part of a slot", (w) => (w.si = [2, 1, 0.5])],
+        ["an anomaly run of part of a slot", (w) => (w.ar = 1.5)],
+        ["a negative missed run", (w) => (w.mr = -1)],
         ["a last slot with a value at the next slot", (w) => (w.lk = w.ns)],
         ["a last active slot after the next slot", (w) => (w.la = (w.ns as number) + 1)],
         ["a next slot beyond any date", (w) => (w.ns = 1e10)],

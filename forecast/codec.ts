@@ -266,8 +266,8 @@ function readV1(raw: Record<string, unknown>, config: ForecastConfig): ForecastE
       coverage: acc[2] ?? 0,
       scored: acc[3] ?? 0,
     },
-    anomalyRun: bounded(raw.ar, "ar"),
-    missedRun: raw.mr === undefined ? 0 : nonNegative(raw.mr, "mr"),
+    anomalyRun: wholeNumber(raw.ar, "ar"),
+    missedRun: raw.mr === undefined ? 0 : count(raw.mr, "mr"),
     silence: raw.si === undefined ? NO_SILENCE : readSilence(raw.si),
     burstSize: raw.bs === undefined ? MIN_BURST_SIZE : clampBurstSize(finite(raw.bs, "bs")),
   };
@@ -326,8 +326,9 @@ function clampTo(value: number, [low, high]: Bounds): number {
 }
 
 function readSilence(raw: unknown): Silence {
+  // Slots and the quiet run are counts; the evidence is a sum of -ln(1 - chance): none is ever negative.
   const [slots, evidence, quietRun] = array(raw, 3, "si").map((v, i) =>
-    i === 1 ? bounded(v, `si[${i}]`) : nonNegative(v, `si[${i}]`),
+    i === 1 ? nonNegative(v, `si[${i}]`) : count(v, `si[${i}]`),
   );
   return { slots: slots ?? 0, evidence: evidence ?? 0, quietRun: quietRun ?? 0 };
 }
@@ -391,6 +392,19 @@ function bounded(value: unknown, field: string, limit = MAX_MAGNITUDE): number {
 
 function nonNegative(value: unknown, field: string, limit = MAX_MAGNITUDE): number {
   const number = bounded(value, field, limit);
+  if (number < 0) throw new InvalidState(`${field} is negative`);
+  return number;
+}
+
+/** A run or a count of slots (negative for a run below the forecast). */
+function wholeNumber(value: unknown, field: string): number {
+  const number = bounded(value, field);
+  if (!Number.isInteger(number)) throw new InvalidState(`${field} is not a whole number`);
+  return number;
+}
+
+function count(value: unknown, field: string): number {
+  const number = wholeNumber(value, field);
   if (number < 0) throw new InvalidState(`${field} is negative`);
   return number;
 }

@@ -329,14 +329,14 @@ function scoreAndClip(
   const forecastActivity = isActivityExpected(expected, draft.burstSize, config);
   draft.missedRun = forecastActivity && value === 0 ? draft.missedRun + 1 : 0;
 
+  // What the learned pattern expects, as decisions read it: the one-step correction for the last slot's miss,
+  // which no decision uses, would count a stray burst's echo in the next slots against the forecast.
+  const pattern = patternForecastAt(model, hwOptions(config), 1);
   const naive = seasonalNaive(draft, slot);
   if (!Number.isNaN(naive)) {
     // Both errors are capped alike, so a burst neither could foresee does not swing the comparison.
     const cap = config.anomalyZ * sigma;
     const capped = (e: number) => Math.max(-cap, Math.min(cap, e));
-    // Scored on what the learned pattern expects, as decisions read it: the one-step correction for the last
-    // slot's miss, which no decision uses, would count a stray burst's echo in the next slots against the forecast.
-    const pattern = patternForecastAt(model, hwOptions(config), 1);
     const outcome = {
       modelError: capped(value - Math.max(0, pattern)),
       naiveError: capped(value - naive),
@@ -351,9 +351,12 @@ function scoreAndClip(
   const occupancy = draft.burstSize === OCCUPANCY;
   const zeroOne = occupancy && value <= 1;
   let learned = occupancy ? Math.min(1, value) : value;
-  const isAnomaly = isAnomalous(value, expected, sigma, zeroOne, config);
+  // A 0/1 sample is judged by the chance decisions read, so activity in a slot they vetoed a pause for is never
+  // called unexpected. Counts are clipped towards the one-step forecast, which knows the burst going on.
+  const judged = zeroOne ? Math.max(0, pattern) : expected;
+  const isAnomaly = isAnomalous(value, judged, sigma, zeroOne, config);
   if (isAnomaly) {
-    const direction = error > 0 ? "above" : "below";
+    const direction = value > judged ? "above" : "below";
     const run = direction === "above" ? Math.max(0, draft.anomalyRun) + 1 : Math.min(0, draft.anomalyRun) - 1;
     draft.anomalyRun = run;
     const patternChanged = Math.abs(run) >= config.anomalyRunToAccept;
@@ -362,13 +365,14 @@ function scoreAndClip(
     if (!occupancy && !patternChanged) {
       learned = Math.max(0, Math.min(expected + reach, Math.max(expected - reach, value)));
     }
+    // Never negative, as forecasts are shown.
     events.push({
       kind: "anomaly",
       atMs: slotStartMs(slot),
       observed: value,
-      expected,
-      lower,
-      upper,
+      expected: Math.max(0, judged),
+      lower: Math.max(0, judged - config.intervalZ * sigma),
+      upper: Math.max(0, judged + config.intervalZ * sigma),
       direction,
       learned,
     });
