@@ -309,12 +309,18 @@ describe("the operator under its own RBAC", () => {
       async () => ((await replicas()) === 2 && (await held()) === undefined ? true : undefined),
       90_000,
     );
-    const reasons = (
-      await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: work })
-    ).items.map((e) => e.reason);
+    // The resume is finished by the reconcile that sees the scale made: it tells Resumed and forgets the count.
+    const reasons = await eventually("the resume finished and told", async () => {
+      const told = (
+        await clients.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: work })
+      ).items.map((e) => e.reason);
+      return told.includes("Resumed") ? told : undefined;
+    });
     expect(reasons).toEqual(expect.arrayContaining(["Paused", "Resumed"]));
-    const web = await clients.apps.readNamespacedDeployment({ namespace: work, name: "web" });
-    expect(web.metadata?.annotations?.[annotations.pausedFrom]).toBeUndefined();
+    await eventually("paused-from forgotten", async () => {
+      const web = await clients.apps.readNamespacedDeployment({ namespace: work, name: "web" });
+      return web.metadata?.annotations?.[annotations.pausedFrom] === undefined ? true : undefined;
+    });
   });
 
   it("rightsizes the workload and writes the status of the policy that governs it", async () => {
