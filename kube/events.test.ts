@@ -160,6 +160,12 @@ describe("buildEvent", () => {
   ])("keeps a note within 1 kB ($bytes bytes)", ({ note, bytes }) => {
     expect(Buffer.byteLength(truncateNote(note))).toBe(bytes);
   });
+
+  it("cuts a note of characters outside the BMP between characters, not inside a surrogate pair", () => {
+    const cut = truncateNote(`aa${"😀".repeat(600)}`);
+    expect(cut.isWellFormed()).toBe(true);
+    expect(Buffer.byteLength(cut)).toBe(2 + 4 * 254 + 3);
+  });
 });
 
 describe("EventRecorder", () => {

@@ -109,12 +109,18 @@ export class Lru<K, V> {
 const maxNoteBytes = 1024;
 const maxNamePrefix = 200;
 
-/** Cuts a note to the API's 1 kB limit, on a character boundary. */
+/** Cuts a note to the API's 1 kB limit, between characters: never inside a surrogate pair or a UTF-8 sequence. */
 export function truncateNote(note: string): string {
   if (Buffer.byteLength(note) <= maxNoteBytes) return note;
-  let cut = note.slice(0, maxNoteBytes - 3);
-  while (Buffer.byteLength(`${cut}…`) > maxNoteBytes) cut = cut.slice(0, -1);
-  return `${cut}…`;
+  const room = maxNoteBytes - Buffer.byteLength("…");
+  let bytes = 0;
+  let end = 0;
+  for (const character of note) {
+    bytes += Buffer.byteLength(character);
+    if (bytes > room) break;
+    end += character.length;
+  }
+  return `${note.slice(0, end)}…`;
 }
 
 /**

@@ -1,6 +1,6 @@
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { type KubernetesObject, ListWatch } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { keepInformer } from "./informer.ts";
+import { HEALTHY_AFTER_MS, keepInformer, MAX_RESTART_DELAY_MS } from "./informer.ts";
 
 /** An informer whose starts fail as told, and which reports a broken watch when asked. */
 function fakeInformer(startResults: boolean[]) {
@@ -82,6 +82,78 @@ describe("keeping an informer running", () => {
     ).rejects.toThrow(/connection refused/);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(informer.starts).toBe(1);
+  });
+
+  it("keeps backing off when a restarted watch breaks again before it has run a healthy while since it started", async () => {
+    vi.useFakeTimers();
+    // Restarts at 1, 3, 7, 15 and 31 s are refused; the one at 61 s, after the longest wait, runs.
+    const informer = fakeInformer([true, false, false, false, false, false, true]);
+    const kept = await keepInformer(informer as never, { restartDelayMs: 1_000 });
+    informer.breakWatch();
+    await vi.advanceTimersByTimeAsync(61_000);
+    expect(informer.starts).toBe(7);
+    // It runs 34 s: a minute since the last failure, but not HEALTHY_AFTER_MS since it started.
+    await vi.advanceTimersByTimeAsync(34_000);
+    informer.breakWatch();
+    await vi.advanceTimersByTimeAsync(MAX_RESTART_DELAY_MS - 1);
+    expect(informer.starts, "still waiting the longest delay").toBe(7);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(informer.starts).toBe(8);
+    // This one runs HEALTHY_AFTER_MS: its failure starts over from the first delay.
+    await vi.advanceTimersByTimeAsync(HEALTHY_AFTER_MS);
+    informer.breakWatch();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(informer.starts).toBe(9);
+    await kept.stop();
+  });
+
+  it("stops for good when stop() comes while a restart's watch is still connecting", async () => {
+    vi.useFakeTimers();
+    // The client's own ListWatch over a watch whose connects after the first wait for the test to open them.
+    const connects: {
+      tell: (phase: string, obj: KubernetesObject) => void;
+      end: (err: unknown) => void;
+      open: () => void;
+      aborted: boolean;
+    }[] = [];
+    const watch = {
+      watch(
+        _path: string,
+        _params: unknown,
+        tell: (p: string, o: KubernetesObject) => void,
+        end: () => void,
+      ) {
+        return new Promise((resolve) => {
+          const connect = {
+            tell,
+            end,
+            aborted: false,
+            open: () =>
+              resolve({
+                abort: () => {
+                  connect.aborted = true;
+                },
+              }),
+          };
+          connects.push(connect);
+          if (connects.length === 1) connect.open();
+        });
+      },
+    };
+    const list = async () => ({ metadata: { resourceVersion: "1" }, items: [] });
+    const informer = new ListWatch<KubernetesObject>("/api/v1/namespaces", watch as never, list, false);
+    let changes = 0;
+    const kept = await keepInformer(informer, { onChange: () => changes++, restartDelayMs: 1_000 });
+    connects[0]?.end(new Error("connection reset"));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(connects).toHaveLength(2);
+    await kept.stop();
+    // The restart's watch connects after the stop: it is closed at once, and what it brings is told nobody.
+    connects[1]?.open();
+    await vi.advanceTimersByTimeAsync(0);
+    connects[1]?.tell("ADDED", { metadata: { name: "late", resourceVersion: "2" } });
+    expect(connects[1]?.aborted).toBe(true);
+    expect(changes).toBe(0);
   });
 
   it("restarts nothing once stopped", async () => {

@@ -1,4 +1,5 @@
 import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client-node";
+import { type Clock, steadyClock } from "./clock.ts";
 
 export type CachedInformer<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 
@@ -9,7 +10,10 @@ export interface KeptInformer<T extends KubernetesObject> {
 
 /** Each restart after a failure waits twice as long as the one before, up to this. */
 export const MAX_RESTART_DELAY_MS = 30_000;
-/** A watch that ran this long without failing was healthy: its next failure starts from the first delay. */
+/**
+ * A watch that ran this long since it last started without failing was healthy: its next failure starts from the
+ * first delay.
+ */
 export const HEALTHY_AFTER_MS = 60_000;
 
 /**
@@ -22,6 +26,9 @@ export const HEALTHY_AFTER_MS = 60_000;
  * Resolves once a start has listed without error, not before: the client's start() resolves after a failed
  * list too, and an empty cache taken for synced would read as "nothing exists" (opt-in would delete every
  * ManagedWorkload of a Namespace it did not see).
+ *
+ * Once stopped, nothing is told and nothing keeps running: a restart whose watch was still connecting when stop()
+ * came is stopped again as soon as it connects (the client's stop() closes only a watch it already has).
  */
 export async function keepInformer<T extends KubernetesObject>(
   informer: Pick<CachedInformer<T>, "on" | "start" | "stop"> & ObjectCache<T>,
@@ -35,15 +42,23 @@ export async function keepInformer<T extends KubernetesObject>(
     failFirstList?: boolean;
     /** Each failed list or watch, before it is retried (for a log line: until one works, callers wait). */
     onError?: (err: unknown) => void;
+    /** Measures how long a watch ran (the steady clock: a wall-clock step is no time). */
+    clock?: Pick<Clock, "now">;
   } = {},
 ): Promise<KeptInformer<T>> {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const firstDelayMs = opts.restartDelayMs ?? 1_000;
   let delayMs = firstDelayMs;
-  let lastFailureMs = Number.NEGATIVE_INFINITY;
-  if (opts.onChange) {
-    for (const verb of ["add", "update", "delete"] as const) informer.on(verb, opts.onChange);
+  const clock = opts.clock ?? steadyClock;
+  // When the running watch last started without a failure; null while none runs.
+  let runningSinceMs: number | null = null;
+  const onChange = opts.onChange;
+  if (onChange) {
+    const tell = () => {
+      if (!stopped) onChange();
+    };
+    for (const verb of ["add", "update", "delete"] as const) informer.on(verb, tell);
   }
   let markSynced: () => void = () => undefined;
   const synced = new Promise<void>((resolve) => {
@@ -53,16 +68,21 @@ export async function keepInformer<T extends KubernetesObject>(
   const start = async () => {
     failedSinceStart = false;
     await informer.start();
-    if (!failedSinceStart) markSynced();
+    if (stopped) {
+      await informer.stop();
+      return;
+    }
+    if (failedSinceStart) return;
+    runningSinceMs = clock.now();
+    markSynced();
   };
   // The client reports a failed list or watch as an error event (its start() resolves all the same).
   const restartLater = (err?: unknown) => {
     failedSinceStart = true;
     if (stopped) return;
     opts.onError?.(err);
-    const nowMs = Date.now();
-    if (nowMs - lastFailureMs > HEALTHY_AFTER_MS) delayMs = firstDelayMs;
-    lastFailureMs = nowMs;
+    if (runningSinceMs !== null && clock.now() - runningSinceMs >= HEALTHY_AFTER_MS) delayMs = firstDelayMs;
+    runningSinceMs = null;
     const waitMs = delayMs;
     delayMs = Math.min(MAX_RESTART_DELAY_MS, delayMs * 2);
     // One restart pending at a time.
@@ -88,6 +108,7 @@ export async function keepInformer<T extends KubernetesObject>(
       await informer.stop();
       throw firstFailure;
     }
+    runningSinceMs = clock.now();
     markSynced();
   } else {
     await start().catch(restartLater);

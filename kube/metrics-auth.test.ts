@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { FakeClock } from "./clock.ts";
 import {
   AccessCache,
@@ -121,6 +121,39 @@ describe("createAccessCheck", () => {
     const check = createAccessCheck({ ...f, attributes: { path: "/metrics", verb: "get" } });
     expect(await check(token)).toBe(verdict);
     expect(f.calls.authenticate + f.calls.authorize).toBe(apiCalls);
+  });
+
+  describe("on the system clock, stepped back an hour (NTP correcting a fast node, a VM resumed)", () => {
+    afterEach(() => vi.useRealTimers());
+    const stepBackAnHour = () => vi.setSystemTime(Date.now() - 3_600_000);
+
+    it("asks again about an allowed token once its minute is up, not an hour later", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
+      const allowedUsers = ["prometheus"];
+      const check = createAccessCheck({
+        ...fakes(users, allowedUsers),
+        attributes: { path: "/metrics", verb: "get" },
+      });
+      expect(await check("t1")).toBe("allowed");
+      allowedUsers.pop(); // its RoleBinding is deleted
+      stepBackAnHour();
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(await check("t1")).toBe("forbidden");
+    });
+
+    it("asks again about a refused token once its 10 s are up", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
+      const allowedUsers: string[] = [];
+      const check = createAccessCheck({
+        ...fakes(users, allowedUsers),
+        attributes: { path: "/metrics", verb: "get" },
+      });
+      expect(await check("t1")).toBe("forbidden");
+      allowedUsers.push("prometheus"); // the RoleBinding is made
+      stepBackAnHour();
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(await check("t1")).toBe("allowed");
+    });
   });
 
   it("asks the API server again only after the TTL", async () => {

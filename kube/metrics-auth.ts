@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AuthenticationV1Api, AuthorizationV1Api } from "@kubernetes/client-node";
 import { abortableBy, withinDeadlineOf } from "./abort.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, forDurations, systemClock } from "./clock.ts";
 import { Lru } from "./events.ts";
 
 /**
@@ -160,7 +160,8 @@ export class TooManyReviewsError extends Error {}
  * that did not answer in time: a hung call would otherwise hold every later scrape of that token, which shares it.
  */
 export function createAccessCheck(options: AccessCheckOptions): (token: string) => Promise<Verdict> {
-  const clock = options.clock ?? systemClock;
+  // Verdicts are kept for a time measured on the steady clock: a wall clock stepped back must not keep them longer.
+  const clock = forDurations(options.clock ?? systemClock);
   const cache = new AccessCache(options);
   const inFlight = new Map<string, Promise<Verdict>>();
 

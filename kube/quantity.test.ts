@@ -19,6 +19,24 @@ describe("parseQuantity", () => {
     expect(parseQuantity(input)).toBeCloseTo(want, 12);
   });
 
+  // A quantity is the decimal it is written as, rounded once: 700m is the same number as 0.7, never above it.
+  it.each([
+    ["700m", "0.7"],
+    ["350m", "0.35"],
+    ["9m", "0.009"],
+    ["700000000n", "0.7"],
+    ["3e-1", "0.3"],
+    ["1.e-3", "0.001"],
+    ["-.5k", "-500"],
+  ])("reads %s as exactly the number %s is", (written, decimal) => {
+    expect(parseQuantity(written)).toBe(Number(decimal));
+  });
+
+  it("refuses a quantity too large to read as a number, rather than reading it as Infinity", () => {
+    expect(() => parseQuantity("1e400")).toThrow(/too large/);
+    expect(() => parseQuantity("9".repeat(400))).toThrow(/too large/);
+  });
+
   it.each(["", "abc", "1Xi", "12 Mi", "m"])(
     "rejects %j with a message that shows valid examples",
     (input) => {

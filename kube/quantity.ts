@@ -1,16 +1,21 @@
 /** Kubernetes resource quantities (`250m`, `1.5`, `128Mi`, `1e3`, `100n`) as plain numbers. */
 
-const suffixes: Record<string, number> = {
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
+/** Decimal suffixes as powers of ten, read into the number's exponent so a value is rounded once (700m is 0.7). */
+const decimalExponents: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  "": 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+
+/** Binary suffixes: powers of two, by which a double multiplies exactly. */
+const binaryFactors: Record<string, number> = {
   Ki: 2 ** 10,
   Mi: 2 ** 20,
   Gi: 2 ** 30,
@@ -19,16 +24,22 @@ const suffixes: Record<string, number> = {
   Ei: 2 ** 60,
 };
 
-const pattern = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/;
+const pattern = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/;
 
 /** Parses a quantity to its value in base units (cores for CPU, bytes for memory). Throws on bad input. */
 export function parseQuantity(quantity: string | number): number {
   if (typeof quantity === "number") return quantity;
   const match = pattern.exec(quantity.trim());
-  if (!match?.[1]) throw new Error(`"${quantity}" is not a Kubernetes quantity (examples: 250m, 1.5, 128Mi)`);
-  const mantissa = Number(match[1]);
-  if (match[2]) return mantissa * 10 ** Number(match[2].slice(1));
-  return mantissa * (suffixes[match[3] ?? ""] ?? 1);
+  const mantissa = match?.[1];
+  if (!mantissa) throw new Error(`"${quantity}" is not a Kubernetes quantity (examples: 250m, 1.5, 128Mi)`);
+  const suffix = match[3] ?? "";
+  const binary = binaryFactors[suffix];
+  const value =
+    binary !== undefined
+      ? Number(mantissa) * binary
+      : Number(`${mantissa}e${Number(match[2] ?? 0) + (decimalExponents[suffix] ?? 0)}`);
+  if (!Number.isFinite(value)) throw new Error(`"${quantity}" is too large a quantity to read`);
+  return value;
 }
 
 /** A quantity's value, or undefined when it is absent or not a quantity (for readers that carry on without it). */
