@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { calendarOf, type SeasonCalendar, sameCalendar, UTC_CALENDAR, unknownCalendar } from "./calendar.ts";
+import {
+  calendarOf,
+  type SeasonCalendar,
+  sameCalendar,
+  sameWallClockBefore,
+  UTC_CALENDAR,
+  unknownCalendar,
+} from "./calendar.ts";
 import { DAY_SLOTS, SLOT_MS, slotOf, WEEK_SLOTS } from "./grid.ts";
 import { wallClockPosition } from "./testing.ts";
 
@@ -53,6 +60,53 @@ describe("season calendar", () => {
     expect(positions("2026-03-29T00:00:00Z")).toEqual([4, 5, 6, 7, 12, 13, 14, 15, 16, 17, 18, 19]);
     // 25 October 2026: 03:00 CEST becomes 02:00 CET at 01:00 UTC.
     expect(positions("2026-10-25T00:00:00Z")).toEqual([8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15]);
+  });
+
+  it.each([
+    {
+      what: "a week before on the UTC grid, in UTC",
+      zone: "UTC",
+      from: "2026-03-30T06:00:00Z",
+      back: WEEK_SLOTS,
+      want: "2026-03-23T06:00:00Z",
+    },
+    {
+      what: "08:00 a week before, across the change to summer time",
+      zone: "Europe/Berlin",
+      from: "2026-04-02T06:00:00Z",
+      back: WEEK_SLOTS,
+      want: "2026-03-26T07:00:00Z",
+    },
+    {
+      what: "08:00 a week before, across the change to winter time",
+      zone: "Europe/Berlin",
+      from: "2026-10-29T07:00:00Z",
+      back: WEEK_SLOTS,
+      want: "2026-10-22T06:00:00Z",
+    },
+    {
+      what: "08:00 the day before, across the change",
+      zone: "America/New_York",
+      from: "2026-03-08T12:00:00Z",
+      back: DAY_SLOTS,
+      want: "2026-03-07T13:00:00Z",
+    },
+    {
+      what: "the same slot a day before where the time did not exist (the hour skipped)",
+      zone: "Europe/Berlin",
+      from: "2026-03-30T00:15:00Z",
+      back: DAY_SLOTS,
+      want: "2026-03-29T00:15:00Z",
+    },
+    {
+      what: "the same slot a week before, with no change between",
+      zone: "Europe/Berlin",
+      from: "2026-06-04T06:00:00Z",
+      back: WEEK_SLOTS,
+      want: "2026-05-28T06:00:00Z",
+    },
+  ])("finds the same wall-clock time before: $what", ({ zone, from, back, want }) => {
+    expect(sameWallClockBefore(calendar(zone), at(from), back)).toBe(at(want));
   });
 
   it("keeps the name asked for, and places a link's slots as the zone it names, and UTC's in any spelling", () => {

@@ -186,6 +186,21 @@ const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
  */
 const MAX_NAMES = 1024;
 
+/**
+ * The slot `back` slots of wall-clock time before `slot` (a day or a week): the same local time as `slot`, on
+ * either side of a daylight-saving change. Where that time did not exist then (the hour the clocks skipped), the
+ * slot `back` before on the UTC grid.
+ */
+export function sameWallClockBefore(calendar: SeasonCalendar, slot: number, back: number): number {
+  const shift = (at: number) => {
+    const ahead = positiveModulo(calendar.weekPosition(at) - at, WEEK_SLOTS);
+    return ahead > WEEK_SLOTS / 2 ? ahead - WEEK_SLOTS : ahead;
+  };
+  const candidate = slot - back + shift(slot) - shift(slot - back);
+  const wanted = positiveModulo(calendar.weekPosition(slot) - back, WEEK_SLOTS);
+  return calendar.weekPosition(candidate) === wanted ? candidate : slot - back;
+}
+
 /** Whether two calendars place slots alike: they are of one zone, however spelt. */
 export function sameCalendar(a: SeasonCalendar, b: SeasonCalendar): boolean {
   return a.zone === b.zone;

@@ -3,7 +3,7 @@
 // an engine and returns a new one plus the events the caller should surface.
 
 import { type AccuracyRecord, confidenceOf, EMPTY_ACCURACY, recordAccuracy } from "./accuracy.ts";
-import { sameCalendar } from "./calendar.ts";
+import { sameCalendar, sameWallClockBefore, UTC_CALENDAR } from "./calendar.ts";
 import { type ForecastConfig, historySlots, seasonCalendar } from "./config.ts";
 import { type ErrorMoments, fitWindow, hwOptions, varianceScale } from "./fit.ts";
 import { DAY_SLOTS, type GridPoint, positiveModulo, slotStartMs, WEEK_SLOTS } from "./grid.ts";
@@ -410,10 +410,16 @@ function isAnomalous(
   return error > config.anomalyZ * sigma && error >= config.anomalyMinAbs;
 }
 
-/** Same slot last week if known, else same slot yesterday, else NaN. */
+/**
+ * Same time last week if known, else same time yesterday, else NaN; by the wall clock the seasons are kept on, so
+ * that the week after a daylight-saving change the baseline is not an hour off and the model's record too good.
+ */
 export function seasonalNaive(engine: ForecastEngine, slot: number): number {
-  const lastWeek = historyAt(engine, slot - WEEK_SLOTS);
-  return Number.isNaN(lastWeek) ? historyAt(engine, slot - DAY_SLOTS) : lastWeek;
+  const calendar = engine.model?.calendar ?? UTC_CALENDAR;
+  const lastWeek = historyAt(engine, sameWallClockBefore(calendar, slot, WEEK_SLOTS));
+  return Number.isNaN(lastWeek)
+    ? historyAt(engine, sameWallClockBefore(calendar, slot, DAY_SLOTS))
+    : lastWeek;
 }
 
 function observedCount(engine: ForecastEngine): number {

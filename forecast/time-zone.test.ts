@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { decodeEngine, encodeEngine, STATE_VERSION, ZONED_STATE_VERSION } from "./codec.ts";
 import { forecastConfig } from "./config.ts";
 import { decide } from "./decide.ts";
-import { createEngine, inTimeZone, observe, observeAll } from "./engine.ts";
-import { slotOf } from "./grid.ts";
+import { createEngine, historyAt, inTimeZone, observe, observeAll, seasonalNaive } from "./engine.ts";
+import { slotOf, WEEK_SLOTS } from "./grid.ts";
 import { localOfficeSeries } from "./testing.ts";
 
 const utc = forecastConfig();
@@ -100,6 +100,23 @@ describe("seasons kept by a time zone's clock", () => {
     expect(() => forecastConfig({ timeZone: "Europe/Atlantis" })).toThrow(
       /timeZone: unknown time zone "Europe\/Atlantis": use an IANA name/,
     );
+  });
+});
+
+describe("the seasonal-naive baseline the forecast is scored against", () => {
+  it("is the same Berlin time last week in the week after the clocks go forward, not the same UTC time", () => {
+    const start = slotOf(Date.parse("2026-03-09T04:00:00Z"));
+    const engine = observeAll(
+      createEngine(berlin),
+      localOfficeSeries("Europe/Berlin", start, 25, 7),
+      berlin,
+    ).engine;
+    // Thursday 2 April, 08:00 in Berlin (summer time); a week before, 08:00 was 07:00 UTC, not 06:00.
+    const slot = slotOf(Date.parse("2026-04-02T06:00:00Z"));
+    const wallClock = historyAt(engine, slotOf(Date.parse("2026-03-26T07:00:00Z")));
+    const utcGrid = historyAt(engine, slot - WEEK_SLOTS);
+    expect(wallClock, "the office was open then, and not an hour before").not.toBe(utcGrid);
+    expect(seasonalNaive(engine, slot)).toBe(wallClock);
   });
 });
 
