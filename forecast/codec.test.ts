@@ -279,6 +279,11 @@ describe("engine state serialisation", () => {
       code: "invalid",
     },
     { name: "more than 8 KiB", text: () => " ".repeat(MAX_STATE_BYTES + 1), code: "oversized" },
+    {
+      name: "more than 8 KiB of UTF-8 in fewer characters",
+      text: () => `"${"é".repeat(MAX_STATE_BYTES / 2)}"`,
+      code: "oversized",
+    },
     ...(
       [
         ["a negative error moment", (w) => ((w.m as Wire).em = [-1, 1])],
@@ -326,5 +331,27 @@ describe("engine state serialisation", () => {
       alpha: config.bounds.alpha[1],
       phi: config.bounds.phi[0],
     });
+  });
+
+  it("reads no trend from a state into an operator that keeps none, so its forecasts do not drift", () => {
+    const wire = JSON.parse(encoded()) as Wire;
+    (wire.m as Wire).b = 0.5;
+    (wire.m as Wire).p = [0.1, 0.05, 0.1, 0.1, 0.3];
+    const decoded = decodeEngine(JSON.stringify(wire), config);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    expect(decoded.value.model?.slope).toBe(0);
+    expect(decoded.value.params?.beta).toBe(0);
+    const from = trained.nextSlot ?? 0;
+    const week = forecastSlots(decoded.value, from, 7 * DAY_SLOTS, config);
+    const original = forecastSlots(trained, from, 7 * DAY_SLOTS, config);
+    expect(week.at(-1)?.mean).toBeCloseTo(original.at(-1)?.mean ?? Number.NaN, 3);
+  });
+
+  it("keeps a state's trend in an operator that keeps one", () => {
+    const trending = forecastConfig({ useTrend: true });
+    const wire = JSON.parse(encoded()) as Wire;
+    (wire.m as Wire).b = 0.01;
+    const decoded = decodeEngine(JSON.stringify(wire), trending);
+    expect(decoded.ok && decoded.value.model?.slope).toBe(0.01);
   });
 });

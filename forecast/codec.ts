@@ -108,11 +108,9 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     m,
   };
   const text = JSON.stringify(wire);
-  if (text.length > MAX_STATE_BYTES) {
-    return err({
-      code: "oversized",
-      message: `encoded state is ${text.length} bytes, limit ${MAX_STATE_BYTES}`,
-    });
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_STATE_BYTES) {
+    return err({ code: "oversized", message: `encoded state is ${bytes} bytes, limit ${MAX_STATE_BYTES}` });
   }
   // Never written unless it reads back: a state the decoder refuses would be discarded at the next restart.
   // The ring's length is all the decoder takes from the config, but for bounds it clamps into.
@@ -181,8 +179,10 @@ function encodeInt16(values: Float64Array, scale: number): string {
 
 /** Reads any supported version; never throws. */
 export function decodeEngine(text: string, config: ForecastConfig): Result<ForecastEngine, StateError> {
-  if (text.length > MAX_STATE_BYTES) {
-    return err({ code: "oversized", message: `state is ${text.length} bytes, limit ${MAX_STATE_BYTES}` });
+  // Counted in UTF-8, as the status stores it, not in UTF-16 code units.
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_STATE_BYTES) {
+    return err({ code: "oversized", message: `state is ${bytes} bytes, limit ${MAX_STATE_BYTES}` });
   }
   let raw: unknown;
   try {
@@ -283,7 +283,8 @@ function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConf
   const { bounds } = config;
   const params: HwParams = {
     alpha: clampTo(p[0] ?? 0, bounds.alpha),
-    beta: clampTo(p[1] ?? 0, bounds.beta),
+    // Without a trend this operator never learns one: a slope it read would drift every forecast, undamped.
+    beta: config.useTrend ? clampTo(p[1] ?? 0, bounds.beta) : 0,
     gammaDay: clampTo(p[2] ?? 0, bounds.gammaDay),
     gammaWeek: clampTo(p[3] ?? 0, bounds.gammaWeek),
     phi: clampTo(p[4] ?? 0, bounds.phi),
@@ -304,7 +305,7 @@ function readModelV1(raw: unknown, nextSlot: number | null, config: ForecastConf
       seasonality,
       calendar: zoned ? readCalendar(raw.z) : UTC_CALENDAR,
       level: bounded(raw.l, "m.l"),
-      slope: bounded(raw.b, "m.b"),
+      slope: config.useTrend ? bounded(raw.b, "m.b") : 0,
       daily,
       weekly,
       lastError: bounded(raw.e, "m.e"),

@@ -1451,13 +1451,6 @@ describe("a saved state damaged beyond what the codec checks field by field", ()
         w.acc[3] = Number.MAX_SAFE_INTEGER;
       }),
     },
-    // Within the codec's bound, but the level overflows it a slot later.
-    {
-      name: "a slope of a billion a quarter hour",
-      state: damaged((w) => {
-        w.m.b = 1e9;
-      }),
-    },
   ])(
     "($name) is discarded with one Warning once learned on, not kept with a Warning every hour",
     ({ state }) => {
@@ -1483,4 +1476,27 @@ describe("a saved state damaged beyond what the codec checks field by field", ()
       expect(decodeEngine(shown?.state ?? "", forecastConfig()).ok).toBe(true);
     },
   );
+
+  it("reads a slope of a billion a quarter hour as none, since the operator keeps no trend: kept, with no Warning", () => {
+    const state = damaged((w) => {
+      w.m.b = 1e9;
+    });
+    const savedPhase = JSON.parse(dailyPatternState(now, 21)).ph;
+    const book = new ForecastBook();
+    const notices: string[] = [];
+    let shown: PredictionStatus | undefined;
+    for (let t = now; t <= now + 6 * hour; t += 15 * 60_000) {
+      const look = book.look(
+        "k",
+        mw({ forecast: { history: "None" } }, { phase: "x", confidence: 0, state, savedAt }),
+        t,
+        30 * 60_000,
+      );
+      notices.push(...look.notices.map((n) => `${n.type} ${n.reason}`));
+      book.sent("k", look.notices);
+      shown = look.prediction;
+    }
+    expect(notices.filter((n) => n.startsWith("Warning"))).toEqual([]);
+    expect(shown?.phase).toBe(savedPhase);
+  });
 });
