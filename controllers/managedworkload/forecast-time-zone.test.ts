@@ -9,6 +9,7 @@ import {
   slotStartMs,
 } from "../../forecast/index.ts";
 import { officeSeries } from "../../forecast/testing.ts";
+import { dailyPatternPoints } from "./forecast-fixtures.ts";
 import { ForecastBook, type PredictionStatus } from "./forecasting.ts";
 
 const window = 30 * 60_000;
@@ -92,6 +93,21 @@ describe("the forecast book and time zones", () => {
     expect(next.notices.map((n) => n.reason)).not.toContain("ForecastTimeZoneUnknown");
   });
 
+  it("warns again of the unknown zone once forecasting is turned off and on again, as for a new engine", () => {
+    const off = (zone: string): ManagedWorkload => {
+      const workload = mw(zone);
+      return { ...workload, spec: { ...workload.spec, forecast: { timeZone: zone, enabled: false } } };
+    };
+    const { monday } = savedByUtc();
+    const book = new ForecastBook();
+    const first = book.look("k", mw("Mars/Olympus_Mons"), monday, window);
+    expect(first.notices.map((n) => n.reason)).toContain("ForecastTimeZoneUnknown");
+    book.sent("k", first.notices);
+    expect(book.look("k", off("Mars/Olympus_Mons"), monday + 60_000, window).prediction).toBeUndefined();
+    const again = book.look("k", mw("Mars/Olympus_Mons"), monday + 120_000, window);
+    expect(again.notices.map((n) => n.reason)).toContain("ForecastTimeZoneUnknown");
+  });
+
   it.each(["Etc/UTC", "GMT"])(
     "takes %s for the UTC a state was saved in: nothing to place anew, nothing to say",
     (zone) => {
@@ -135,5 +151,27 @@ describe("the forecast book and time zones", () => {
     expect(() => new ForecastBook({ timeZone: "Europe/Atlantis" })).toThrow(
       /unknown time zone "Europe\/Atlantis"/,
     );
+  });
+});
+
+describe("a history read handed over after the spec's time zone changed", () => {
+  it("is learned in the zone the spec now asks for, with one Event and no placing anew", () => {
+    const now = Date.parse("2026-11-23T09:50:00Z");
+    const inZone = (timeZone: string, prediction?: PredictionStatus): ManagedWorkload => ({
+      ...mw(timeZone, prediction),
+      status: { phase: "Awake", ...(prediction ? { prediction } : {}) },
+    });
+    const book = new ForecastBook({}, { history: true });
+    // The read is asked for with the spec as it was, and handed over with that object.
+    const asked = inZone("UTC");
+    const first = book.look("k", asked, now, window, now);
+    book.sent("k", first.notices);
+    expect(book.wantsHistory("k", now)).toBe(true);
+    const changed = book.look("k", inZone("Europe/Berlin", first.prediction), now + 60_000, window, now);
+    book.sent("k", changed.notices);
+    book.learnHistory("k", asked, dailyPatternPoints(now, 14));
+    const after = book.look("k", inZone("Europe/Berlin", changed.prediction), now + 120_000, window, now);
+    expect(after.notices.map((n) => n.reason)).toEqual(["ForecastHistoryLearned"]);
+    expect(after.prediction?.timeZone).toBe("Europe/Berlin");
   });
 });

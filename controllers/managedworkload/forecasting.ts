@@ -121,6 +121,11 @@ type Entry = {
   /** The ManagedWorkload the engine learned for: one deleted and made again under the same name starts afresh. */
   uid: string | undefined;
   /**
+   * The forecast config of the spec as the last look read it: a history read handed over later is learned by it,
+   * not by the spec it was asked with (a time zone changed meanwhile would place the seasons twice).
+   */
+  config: ForecastConfig;
+  /**
    * A new engine (nothing saved to restore, or a state discarded) wants the activity history, and is not saved
    * until it is settled (learned, or unavailable for good), so an operator restarted meanwhile reads it again.
    */
@@ -252,6 +257,8 @@ export class ForecastBook {
         kept.openWatched = false;
         kept.lastLook = null;
       } else this.#entries.delete(key);
+      // Its engine forgotten, an unknown zone is news again when forecasting is turned back on.
+      this.#unknownZonesTold.delete(key);
       return { advice: null, prediction: undefined, notices: kept?.unsent ?? [] };
     }
     const config = this.#config(mw);
@@ -267,6 +274,7 @@ export class ForecastBook {
     const entry = ours && !savedElsewhere ? ours : this.#restore(mw, nowMs, config, ours?.unsent ?? []);
     this.#entries.set(key, entry);
     entry.off = false;
+    entry.config = config;
     const activityMs = seenAt(entry, knownActivityMs, nowMs);
     const rezoned = this.#followTimeZone(key, entry, mw, config);
     if (!this.#historyAsked(mw) && entry.history === "wanted") this.#settleHistory(entry, null);
@@ -444,7 +452,7 @@ export class ForecastBook {
       });
       return;
     }
-    const config = this.#config(mw);
+    const config = entry.config;
     const learned = [...before.map((point) => orLive(entry, point)), ...liveSince(entry, before)];
     entry.engine = observeAll(createEngine(config), learned, config).engine;
     const activeSlots = known.filter((point) => (point.value ?? 0) > 0).length;
@@ -627,6 +635,7 @@ export class ForecastBook {
       lastLook: null,
       aheadStamp: null,
       uid: mw.metadata.uid,
+      config,
       history: this.#historyAsked(mw) ? "wanted" : "settled",
       off: false,
       historyFailures: 0,
