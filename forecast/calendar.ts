@@ -192,13 +192,14 @@ const MAX_NAMES = 1024;
  * slot `back` before on the UTC grid.
  */
 export function sameWallClockBefore(calendar: SeasonCalendar, slot: number, back: number): number {
-  const shift = (at: number) => {
-    const ahead = positiveModulo(calendar.weekPosition(at) - at, WEEK_SLOTS);
-    return ahead > WEEK_SLOTS / 2 ? ahead - WEEK_SLOTS : ahead;
-  };
-  const candidate = slot - back + shift(slot) - shift(slot - back);
+  const before = slot - back;
+  if (calendar.zone === "UTC") return before;
+  // The offsets at both ends differ only across a change: then the slot before moves by the difference.
+  const moved = calendar.weekPosition(slot) - back - calendar.weekPosition(before);
+  const shift = positiveModulo(moved + WEEK_SLOTS / 2, WEEK_SLOTS) - WEEK_SLOTS / 2;
+  if (shift === 0) return before;
   const wanted = positiveModulo(calendar.weekPosition(slot) - back, WEEK_SLOTS);
-  return calendar.weekPosition(candidate) === wanted ? candidate : slot - back;
+  return calendar.weekPosition(before + shift) === wanted ? before + shift : before;
 }
 
 /** Whether two calendars place slots alike: they are of one zone, however spelt. */
