@@ -57,6 +57,18 @@ describe("the names of a workload's pods", () => {
     },
   );
 
+  // 52 to 55 characters leave room for a hash of four to one characters only: too few to read one by.
+  it.each([52, 53, 54, 55])(
+    "does not take the pods of a Job named like a hash that fits, at %i characters",
+    (length) => {
+      const name = named(length);
+      // A Job `<name>-b4d5`, `<name>-b4d`, `<name>-b4` or `<name>-b`: its pod names uncut, 63 characters.
+      const pod = `${name}-${"b4d5".slice(0, 56 - length)}-k2x9z`;
+      expect(pod.length).toBe(63);
+      expect(podNameMatcher("Deployment", name)(pod), pod).toBe(false);
+    },
+  );
+
   it.each([46, 50, 57])(
     "does not take the pods of a sibling Deployment one character longer, at %i characters",
     (length) => {

@@ -44,10 +44,11 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
   // Room left for the hash and the dash after it before the API server cuts the name.
   const hashRoom = MAX_GENERATED_BASE - base.length - 1;
   const forms: string[] = [];
-  if (hashRoom >= 1) {
-    const fewest = Math.min(MIN_TEMPLATE_HASH, hashRoom);
+  // Too little room for the fewest characters a hash is read with, a hash is read only as cut (below): read uncut
+  // with fewer, a Job `<name>-db` would pass for the Deployment.
+  if (hashRoom >= MIN_TEMPLATE_HASH) {
     const most = Math.min(MAX_TEMPLATE_HASH, hashRoom);
-    forms.push(`${escapeRegex(base)}${HASH}{${fewest},${most}}-${RANDOM_SUFFIX}`);
+    forms.push(`${escapeRegex(base)}${HASH}{${MIN_TEMPLATE_HASH},${most}}-${RANDOM_SUFFIX}`);
   }
   if (hashRoom < MAX_TEMPLATE_HASH) {
     // A hash too long for the room is cut, its dash with it: exactly the room's length of it is kept.
