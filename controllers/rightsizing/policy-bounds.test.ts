@@ -38,6 +38,12 @@ describe("a recommended value as status shows it", () => {
       shown: "96Mi",
     },
     {
+      what: "gives exact bytes under a max below one Mi, never a request of none",
+      value: 512_000,
+      range: { min: 0, max: 512_000 },
+      shown: "512000",
+    },
+    {
       what: "gives exact bytes when no whole Mi fits between the bounds",
       value: 1e9,
       range: { min: 1e9, max: 1e9 },
@@ -51,9 +57,15 @@ describe("a recommended value as status shows it", () => {
     { what: "rounds to whole millicores without bounds", value: 0.2004, range: open, shown: "200m" },
     {
       what: "keeps under a max between two millicores",
-      value: 0.0005,
-      range: { min: 0, max: 0.0005 },
-      shown: "0m",
+      value: 0.0025,
+      range: { min: 0, max: 0.0025 },
+      shown: "2m",
+    },
+    {
+      what: "gives nanocores under a max below one millicore, never a request of none",
+      value: 0.0004,
+      range: { min: 0, max: 0.0004 },
+      shown: "400000n",
     },
     {
       what: "gives nanocores when no whole millicore fits between the bounds",

@@ -47,11 +47,12 @@ export function policyRanges(modes: Pick<ModeResolution, "cpu" | "memory">): Pol
  * A value within `range` as the quantity status shows: whole millicores, rounded to the nearest, or whole Mi,
  * rounded up (rounded down, memory could fall below the recommender's minimum or the usage an OOM kill showed
  * was needed), but never outside the range (a max of 1G is 953Mi, not the 954Mi above it); exact units when no
- * whole one fits.
+ * whole one above zero fits.
  */
 export function quantityWithin(value: number, range: Range, unit: "cores" | "bytes"): string {
   const [size, suffix] = unit === "cores" ? [1e-3, "m"] : [2 ** 20, "Mi"];
-  const inside = (n: number) => inRange(n * size, range);
+  // Zero whole units is no request at all: a value above zero is shown in exact units before it is shown as none.
+  const inside = (n: number) => (n > 0 || value <= 0) && inRange(n * size, range);
   // A value a rounding error above a whole Mi (1000Mi computed as 1000.0000000001) is that Mi.
   const nearest = unit === "cores" ? Math.round(value / size) : Math.ceil(value / size - 1e-9);
   if (inside(nearest)) return `${nearest}${suffix}`;
