@@ -555,6 +555,21 @@ describe("decide: the pause and wake lifecycle", () => {
   });
 });
 
+describe("decide: a paused target whose paused-from was removed while at zero", () => {
+  it("shows no pause Napwake would not restore: no count held, not paused by Napwake", () => {
+    const paused = withPaused(pausedStatus(t0 - 60 * min), "True", "Idle", "paused from 3", t0 - 60 * min);
+    const d = decide(observe({ mw: mw({}, paused), target: target(0) }));
+    expect(d.writes).toEqual([]);
+    expect(d.status.phase).toBe("Unmanaged");
+    expect(d.status.pausedFrom).toBeUndefined();
+    expect(d.status.pausedAt).toBeUndefined();
+    expect(findCondition(d.status.conditions, "Paused")).toMatchObject({
+      status: "False",
+      reason: "ScaledToZeroOutside",
+    });
+  });
+});
+
 describe("decide: a record of undone pauses stamped ahead of now", () => {
   it("holds pauses off one hold-off from the first check, not from the time ahead", () => {
     const ahead = {

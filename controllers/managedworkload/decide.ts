@@ -115,14 +115,29 @@ function withoutPause(obs: Observation, target: TargetState, status: ManagedWork
   const letGo = letGoReason(obs, target);
   if (letGo) return letGoDecision(obs, target, status, null, letGo);
   if (target.replicas === 0) {
+    const message = "scaled to zero outside Napwake; scale it up and Napwake manages it again";
     return unmanaged(
       obs,
-      status,
+      withoutPauseShown(obs, status, "ScaledToZeroOutside", message),
       "ScaledToZeroOutside",
-      "scaled to zero outside Napwake; scale it up and Napwake manages it again",
+      message,
     );
   }
   return whileAwake(obs, target, wokenNotAhead(obs, status));
+}
+
+/**
+ * Status without a pause the target no longer carries (its paused-from removed by hand, or by a tool that replaced
+ * the object, while at zero): no count is shown that Napwake will not restore.
+ */
+function withoutPauseShown(
+  obs: Observation,
+  status: ManagedWorkloadStatus,
+  reason: string,
+  message: string,
+): ManagedWorkloadStatus {
+  const shown = findCondition(status.conditions, conditionTypes.paused)?.status === "True";
+  return withoutKeys(shown ? notPaused(obs, status, reason, message) : status, ["pausedFrom", "pausedAt"]);
 }
 
 /**
