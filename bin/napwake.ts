@@ -75,12 +75,14 @@ const usage = `usage: napwake operator [flags]
                                   cert-manager: tls.crt/tls.key from --cert-dir, reloaded when they change
   --cert-dir DIR                  default /etc/napwake/tls
   --no-rightsizing                no rightsizing recommendations (they run whenever --prometheus-url is set;
-                                  the rightsizing flags below need it)
+                                  the next three flags need them)
   --rightsizing-interval DUR      how often new usage is read and recommendations renewed (default 1h, 1m..24h)
   --rightsizing-cpu-mode MODE     cluster default for CPU: off, audit or auto-patch (policies and annotations win)
   --rightsizing-memory-mode MODE  cluster default for memory
-  --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters)
-  --rightsizing-config FILE       metric and label names, lookback, step and recommender parameters (YAML)
+  --prometheus-cluster-label L=V  only series with this label value (one Prometheus for several clusters), for
+                                  rightsizing and the activity history alike
+  --rightsizing-config FILE       metric and label names (also for the activity history), lookback, step and
+                                  recommender parameters (YAML)
   --shutdown-delay DURATION       on SIGTERM, keep serving webhooks this long after /readyz turns unready, so
                                   the API server stops sending admission calls here first (default 5s, at most 10s)
 `;

@@ -92,6 +92,26 @@ describe("parseOperatorConfig", () => {
     );
   });
 
+  it("keeps the cluster label and the metrics file with --no-rightsizing: the activity history is read by them", () => {
+    const config = parseOperatorConfig(
+      [
+        "--prometheus-url=http://prometheus:9090",
+        "--no-rightsizing",
+        "--prometheus-cluster-label=cluster=prod-eu",
+        "--rightsizing-config=/etc/napwake/rightsizing.yaml",
+      ],
+      {},
+    );
+    expect(config.rightsizing.cluster).toEqual({ label: "cluster", value: "prod-eu" });
+    expect(config.rightsizing.configFile).toBe("/etc/napwake/rightsizing.yaml");
+  });
+
+  it("takes a Prometheus URL whose scheme is written in capitals, as URLs are read", () => {
+    expect(parseOperatorConfig(["--prometheus-url=HTTP://prometheus:9090"], {}).prometheusUrl).toBe(
+      "HTTP://prometheus:9090",
+    );
+  });
+
   it("takes the host name, lower-cased, for the pod name outside a pod", () => {
     expect(parseOperatorConfig([], { HOSTNAME: "DevBox-7" }).podName).toBe("devbox-7");
   });
@@ -168,6 +188,11 @@ describe("parseOperatorConfig", () => {
     {
       args: ["--rightsizing-cpu-mode=audit", "--rightsizing-interval=2h"],
       message: /--rightsizing-interval, --rightsizing-cpu-mode need --prometheus-url/,
+    },
+    {
+      args: ["--prometheus-cluster-label=cluster=prod-eu"],
+      message:
+        /--prometheus-cluster-label need --prometheus-url: rightsizing and the activity history are read there/,
     },
     {
       args: ["--prometheus-url=http://p:9090", "--no-rightsizing", "--rightsizing-memory-mode=off"],

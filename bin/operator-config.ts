@@ -91,13 +91,12 @@ const envDefaults: Record<string, string> = {
 };
 
 /** Flags that only rightsizing reads. */
-const rightsizingFlags = [
-  "rightsizing-interval",
-  "rightsizing-cpu-mode",
-  "rightsizing-memory-mode",
-  "prometheus-cluster-label",
-  "rightsizing-config",
-] as const;
+const rightsizingFlags = ["rightsizing-interval", "rightsizing-cpu-mode", "rightsizing-memory-mode"] as const;
+/**
+ * Flags that describe the metrics in Prometheus (which series, named how): rightsizing reads them, and so do the
+ * activity history reads new forecasts start from, rightsizing on or off.
+ */
+const prometheusMetricsFlags = ["prometheus-cluster-label", "rightsizing-config"] as const;
 
 /** Parses flags (the last of a repeated flag wins) over environment defaults. Throws a ConfigError that says what to fix. */
 export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
@@ -264,14 +263,19 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
   const configFile = path("rightsizing-config", "a rightsizing configuration file");
   const clusterDefault = { ...mode("cpu"), ...mode("memory") };
   const rightsizingEnabled = url !== undefined && values["no-rightsizing"] !== true;
-  // Rightsizing reads Prometheus: its flags without one, or with rightsizing off, would be taken and do nothing.
-  const unused = rightsizingFlags.filter((flag) => str(flag) !== undefined);
-  if (unused.length > 0 && !rightsizingEnabled) {
-    const flags = unused.map((flag) => `--${flag}`).join(", ");
+  // Flags for Prometheus without one, or for rightsizing with it off, would be taken and do nothing.
+  const given = (flags: readonly string[]) =>
+    flags.filter((flag) => str(flag) !== undefined).map((f) => `--${f}`);
+  const withoutPrometheus = given([...rightsizingFlags, ...prometheusMetricsFlags]);
+  if (url === undefined && withoutPrometheus.length > 0) {
     throw new ConfigError(
-      url === undefined
-        ? `${flags} need --prometheus-url: rightsizing reads its history there`
-        : `${flags} do nothing with --no-rightsizing: drop them, or drop --no-rightsizing`,
+      `${withoutPrometheus.join(", ")} need --prometheus-url: rightsizing and the activity history are read there`,
+    );
+  }
+  const withoutRightsizing = given(rightsizingFlags);
+  if (!rightsizingEnabled && withoutRightsizing.length > 0) {
+    throw new ConfigError(
+      `${withoutRightsizing.join(", ")} do nothing with --no-rightsizing: drop them, or drop --no-rightsizing`,
     );
   }
 
@@ -340,7 +344,8 @@ function checkPrometheusUrl(url: string): void {
   } catch {
     throw fix("it does not parse as a URL");
   }
-  if (!/^https?:$/.test(parsed.protocol) || !/^https?:\/\/[^/\s]+/.test(url))
+  // Schemes are read in any case (HTTP://...), as URL reads them.
+  if (!/^https?:$/.test(parsed.protocol) || !/^https?:\/\/[^/\s]+/i.test(url))
     throw fix("http or https, with a host");
   if (/\s/.test(url)) throw fix("no spaces");
   if (parsed.username || parsed.password) throw fix("no credentials in it: they cannot be sent that way");

@@ -153,6 +153,11 @@ recommender:
       text: "recommender: { trendWindows: 2 }",
       message: /trendMinWindows \(3\) must be at most trendWindows \(2\)/,
     },
+    // Written as a percent, no fit could reach it: memory trends would be off with no word.
+    {
+      text: "recommender: { trendMinFit: 80 }",
+      message: /recommender.trendMinFit must be an R² from 0 to 1 \(0.8: .*\), got 80/,
+    },
   ])("refuses $text with a message naming the key and the fix", ({ text, message }) => {
     expect(() => parse(text)).toThrow(ConfigError);
     expect(() => parse(text)).toThrow(message);

@@ -141,17 +141,19 @@ function recommenderValue(key: string, value: unknown, where: string): number {
       ? [n >= 0 && n < 1, "a fraction from 0 up to 1 (0.15 for 15%)"]
       : key.endsWith("Windows") || key.endsWith("Count")
         ? [Number.isInteger(n) && n >= 1, "a whole number of at least 1"]
-        : key === "bucketGrowthRatio"
-          ? [n > 1, "above 1 (1.05 for 5% wider buckets)"]
-          : key.endsWith("Ratio")
-            ? [n >= 1, "at least 1"]
-            : key.endsWith("Ms") ||
-                key.endsWith("MaxBytes") ||
-                key.endsWith("MaxCores") ||
-                key.endsWith("FirstBucketBytes") ||
-                key.endsWith("FirstBucketCores")
-              ? [n > 0, "above 0"]
-              : [true, ""];
+        : key === "trendMinFit"
+          ? [n <= 1, "an R² from 0 to 1 (0.8: a trend is believed when it explains 80% of the growth)"]
+          : key === "bucketGrowthRatio"
+            ? [n > 1, "above 1 (1.05 for 5% wider buckets)"]
+            : key.endsWith("Ratio")
+              ? [n >= 1, "at least 1"]
+              : key.endsWith("Ms") ||
+                  key.endsWith("MaxBytes") ||
+                  key.endsWith("MaxCores") ||
+                  key.endsWith("FirstBucketBytes") ||
+                  key.endsWith("FirstBucketCores")
+                ? [n > 0, "above 0"]
+                : [true, ""];
   if (!ok) throw new ConfigError(`${where} must be ${range}, got ${quoted(value)}`);
   return n;
 }
