@@ -1442,48 +1442,10 @@ describe("a saved state damaged beyond what the codec checks field by field", ()
     damage(wire);
     return JSON.stringify(wire);
   };
-
-  it.each([
-    // The next scored slot puts the count past what a state may hold.
-    {
-      name: "a scored count at the most a state holds",
-      state: damaged((w) => {
-        w.acc[3] = Number.MAX_SAFE_INTEGER;
-      }),
-    },
-  ])(
-    "($name) is discarded with one Warning once learned on, not kept with a Warning every hour",
-    ({ state }) => {
-      expect(decodeEngine(state, forecastConfig()).ok).toBe(true);
-      const book = new ForecastBook();
-      const notices: string[] = [];
-      let shown: PredictionStatus | undefined;
-      for (let t = now; t <= now + 6 * hour; t += 15 * 60_000) {
-        const look = book.look(
-          "k",
-          mw({ forecast: { history: "None" } }, { phase: "x", confidence: 0, state, savedAt }),
-          t,
-          30 * 60_000,
-        );
-        notices.push(...look.notices.map((n) => `${n.type} ${n.reason}`));
-        book.sent("k", look.notices);
-        shown = look.prediction;
-      }
-      expect(notices.filter((n) => n.startsWith("Warning"))).toEqual(["Warning ForecastStateDiscarded"]);
-      expect(shown?.phase).toBe("learning");
-      // Status no longer shows the damaged state, so a restart does not restore it.
-      expect(shown?.state).not.toBe(state);
-      expect(decodeEngine(shown?.state ?? "", forecastConfig()).ok).toBe(true);
-    },
-  );
-
-  it("reads a slope of a billion a quarter hour as none, since the operator keeps no trend: kept, with no Warning", () => {
-    const state = damaged((w) => {
-      w.m.b = 1e9;
-    });
-    const savedPhase = JSON.parse(dailyPatternState(now, 21)).ph;
+  /** Six hours of looks at a workload whose status shows `state`: the Warnings told, and the prediction shown. */
+  const sixHoursFrom = (state: string) => {
     const book = new ForecastBook();
-    const notices: string[] = [];
+    const warnings: string[] = [];
     let shown: PredictionStatus | undefined;
     for (let t = now; t <= now + 6 * hour; t += 15 * 60_000) {
       const look = book.look(
@@ -1492,11 +1454,33 @@ describe("a saved state damaged beyond what the codec checks field by field", ()
         t,
         30 * 60_000,
       );
-      notices.push(...look.notices.map((n) => `${n.type} ${n.reason}`));
+      warnings.push(...look.notices.filter((n) => n.type === "Warning").map((n) => n.reason));
       book.sent("k", look.notices);
       shown = look.prediction;
     }
-    expect(notices.filter((n) => n.startsWith("Warning"))).toEqual([]);
-    expect(shown?.phase).toBe(savedPhase);
+    return { warnings, shown };
+  };
+
+  it("(a scored count at the most a state holds) is discarded with one Warning once learned on, not kept with a Warning every hour", () => {
+    // The next scored slot puts the count past what a state may hold.
+    const state = damaged((w) => {
+      w.acc[3] = Number.MAX_SAFE_INTEGER;
+    });
+    expect(decodeEngine(state, forecastConfig()).ok).toBe(true);
+    const { warnings, shown } = sixHoursFrom(state);
+    expect(warnings).toEqual(["ForecastStateDiscarded"]);
+    expect(shown?.phase).toBe("learning");
+    // Status no longer shows the damaged state, so a restart does not restore it.
+    expect(shown?.state).not.toBe(state);
+    expect(decodeEngine(shown?.state ?? "", forecastConfig()).ok).toBe(true);
+  });
+
+  it("reads a slope of a billion a quarter hour as none, since the operator keeps no trend: kept, with no Warning", () => {
+    const state = damaged((w) => {
+      w.m.b = 1e9;
+    });
+    const { warnings, shown } = sixHoursFrom(state);
+    expect(warnings).toEqual([]);
+    expect(shown?.phase).toBe(JSON.parse(dailyPatternState(now, 21)).ph);
   });
 });
