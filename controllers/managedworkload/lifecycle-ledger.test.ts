@@ -50,6 +50,15 @@ describe("counting pauses and wakes as writes land", () => {
       want: [{ kind: "pause" }],
     },
     {
+      name: "a wake once, though its resume is decided again, after all its writes landed, from a cache behind them",
+      reconciles: [
+        // Its status write failed after both writes landed; the retry read the workload still paused.
+        { writes: resume, landed: 2, source: "manual" },
+        { writes: resume, landed: 2, source: "manual" },
+      ],
+      want: [wake("manual")],
+    },
+    {
       name: "a pause once, though decided again from a cache that had not seen its scale to zero",
       reconciles: [
         { writes: pause, landed: 2, source: "cpu" },

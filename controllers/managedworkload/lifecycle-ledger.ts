@@ -2,9 +2,10 @@
 // once, with what woke the workload, whichever write ends it: the resume's own scale from zero; a scale from an
 // autoscaler's minimum when KEDA, released, brought the workload up first; or, failing both, forgetting the pause
 // the resume ends (KEDA brought it to the very count it was paused from, or it was let go meanwhile). A resume
-// interrupted after its scale is finished by a later reconcile, which must not count it again. A pause is counted
-// when its scale to zero lands, once: a pause decided again from a cache that has not seen that scale (a retry
-// after a failed status write) finds the workload at zero already, and is the same pause.
+// interrupted after its scale is finished by a later reconcile, which must not count it again, and nor must one
+// decided again, every write landed, from a cache that has not seen them (a retry after a failed status write). A
+// pause is counted when its scale to zero lands, once: a pause decided again from a cache that has not seen that
+// scale (a retry after a failed status write) finds the workload at zero already, and is the same pause.
 
 import type { TargetState, Write } from "./observation.ts";
 
@@ -67,8 +68,13 @@ export class LifecycleLedger {
       return { kind: "wake", source };
     }
     if (write.kind === "forget-paused-from") {
-      this.#wakes.delete(key);
-      return same && !same.counted ? { kind: "wake", source: same.source } : null;
+      if (!same) {
+        this.#wakes.delete(key);
+        return null;
+      }
+      // Kept as counted: a retry whose cache has not seen these writes decides the same resume again.
+      this.#wakes.set(key, { ...same, counted: true });
+      return same.counted ? null : { kind: "wake", source: same.source };
     }
     return null;
   }
