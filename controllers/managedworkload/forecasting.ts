@@ -809,8 +809,10 @@ function spentSince(
   const last = entry.lastLook;
   const none = { awakeMs: 0, baselineAwakeMs: 0 };
   if (!last || nowMs <= last.atMs || nowMs - last.atMs > MAX_ACCOUNTED_MS) return none;
-  const reference = knownActivityMs ?? clockStartMs(mw);
-  if (reference === null || !ACCOUNTED_PHASES.has(mw.status?.phase ?? "")) return none;
+  // The clock counts its window from the later of the activity known and the workload's adoption or return.
+  const startMs = clockStartMs(mw);
+  if ((knownActivityMs === null && startMs === null) || !ACCOUNTED_PHASES.has(mw.status?.phase ?? ""))
+    return none;
   // A pause by hand: the idle window alone would have paused at the request too, so the forecast saved nothing.
   if (pauseBlocked(mw.status) || pausedFor(mw.status, "True", PAUSED_BY_HAND)) return none;
   // A sync loop's wake (it set a pause back) starts the idle window as activity would: it is not the forecast's.
@@ -820,17 +822,17 @@ function spentSince(
     baselineAwakeMs: idleWindowAwakeMs(
       last.atMs,
       nowMs,
-      [last.activityMs, reference, undoneAtMs],
+      [last.activityMs, knownActivityMs, startMs, undoneAtMs],
       idleWindowMs,
     ),
   };
 }
 
 /**
- * Where the clock counts the idle window from when no activity is known: the workload's adoption, or its return
+ * Where the clock counts the idle window from, besides the activity known: the workload's adoption, or its return
  * under Napwake's watch since (an awake workload's Paused condition says Active from then). A pre-wake is the
- * forecast's spending, not a start of the clock (though one later vetoed reads Active too: with no activity known
- * at all, its first window goes uncharged).
+ * forecast's spending, not a start of the clock (though one later vetoed reads Active too, from the pre-wake's
+ * time: what is left of its first window once the veto ends goes uncharged).
  */
 function clockStartMs(mw: ManagedWorkload): number | null {
   const adopted = timeOf(mw.metadata.creationTimestamp);
