@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { request as httpsRequest } from "node:https";
+import { Agent, request as httpsRequest } from "node:https";
 import { connect as netConnect } from "node:net";
 import { connect } from "node:tls";
 import pino from "pino";
@@ -207,6 +207,50 @@ describe("the metrics server", () => {
     ]);
     silent.destroy();
     expect(closed).toBe("closed");
+  });
+
+  it("ends a kept-alive connection with the scrape in flight when closing began, rather than waiting out its grace", async () => {
+    let answer: ((text: string) => void) | undefined;
+    server = createMetricsServer({
+      metrics: {
+        ...metrics,
+        text: () =>
+          new Promise<string>((resolve) => {
+            answer = resolve;
+          }),
+      },
+      certificates: certificateSource(first).source,
+      authenticator,
+      authorizer,
+      logger: pino({ level: "silent" }),
+    });
+    const { port } = await server.listen("127.0.0.1", 0);
+    const agent = new Agent({ keepAlive: true });
+    const reply = new Promise<string | undefined>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/metrics",
+          ca: ca.certPem,
+          agent,
+          headers: { authorization: "Bearer reader" },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.headers.connection));
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    // The scrape is in: its token reviewed, it waits for the metrics.
+    while (!answer) await new Promise((resolve) => setImmediate(resolve));
+    const closed = server.close();
+    answer("napwake_pauses_total 3\n");
+    expect(await reply).toBe("close");
+    await closed;
+    agent.destroy();
   });
 
   it("closes while a kept-alive connection is idle", async () => {

@@ -79,14 +79,17 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (closing) res.setHeader("connection", "close");
     const refused = await decide(req);
+    // Asked again after each wait: a close that began meanwhile ends a kept-alive connection with this answer,
+    // rather than waiting out its grace for a request that will not come.
+    if (closing) res.setHeader("connection", "close");
     if (refused) {
       reply(res, refused);
       return;
     }
     try {
       const body = await options.metrics.text();
+      if (closing) res.setHeader("connection", "close");
       res.writeHead(200, {
         "content-type": options.metrics.contentType,
         "content-length": Buffer.byteLength(body),
