@@ -153,6 +153,15 @@ describe("buildEvent", () => {
     expect(event.metadata?.namespace).toBe("default");
   });
 
+  it("names a pod name longer than the API takes (a DNS subdomain, up to 253) by its first 128 characters", () => {
+    const ns: ObjectRef = { apiVersion: "v1", kind: "Namespace", name: "shop", uid: "n1" };
+    const event = buildEvent(
+      { regarding: ns, type: "Normal", reason: eventReasons.refused, action: "Refuse", note: "" },
+      { reportingInstance: "p".repeat(200), nowMs: 0 },
+    );
+    expect(event.reportingInstance).toBe("p".repeat(128));
+  });
+
   it.each([
     { note: "short", bytes: 5 },
     { note: "x".repeat(5_000), bytes: 1024 },

@@ -107,6 +107,7 @@ export class Lru<K, V> {
 }
 
 const maxNoteBytes = 1024;
+const maxReportingInstance = 128;
 const maxNamePrefix = 200;
 
 /** Cuts a note to the API's 1 kB limit, between characters: never inside a surrogate pair or a UTF-8 sequence. */
@@ -146,7 +147,8 @@ export function buildEvent(
     metadata: { name: eventName(e.regarding.name, opts.nowMs, opts.seq ?? 0), namespace },
     eventTime: new V1MicroTime(opts.nowMs),
     reportingController: opts.controller ?? reportingController,
-    reportingInstance: opts.reportingInstance,
+    // events.k8s.io/v1 takes at most 128 characters; a pod name may have 253, and all Events would be refused.
+    reportingInstance: opts.reportingInstance.slice(0, maxReportingInstance),
     action: e.action,
     reason: e.reason,
     type: e.type,
