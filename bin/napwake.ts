@@ -35,6 +35,7 @@ import { listen, reportLaterErrors } from "../kube/listen.ts";
 import { countForecastPhases, countPhases, createMetrics } from "../kube/metrics.ts";
 import { subjectAccessReviewAuthorizer, tokenReviewAuthenticator } from "../kube/metrics-auth.ts";
 import { createMetricsServer, type MetricsServer } from "../kube/metrics-server.ts";
+import { inPlaceResizeAvailable } from "../kube/resize-support.ts";
 import { defaultConfig } from "../rightsizing/index.ts";
 import { prometheusClient } from "../rightsizing/prometheus-client.ts";
 import { defaultUsageSourceConfig } from "../rightsizing/usage-source.ts";
@@ -92,17 +93,6 @@ async function readConfigFile(file: string): Promise<string> {
     return await readFile(file, "utf8");
   } catch (err) {
     throw new ConfigError(`--rightsizing-config: cannot read ${file}: ${(err as Error).message}`);
-  }
-}
-
-/** Whether the API server offers in-place pod resize (the pods/resize subresource, Kubernetes 1.33+). */
-async function inPlaceResizeAvailable(kc: KubeConfig, log: { warn(o: object, m: string): void }) {
-  try {
-    const resources = await kc.makeApiClient(CoreV1Api).getAPIResources();
-    return resources.resources.some((r) => r.name === "pods/resize");
-  } catch (err) {
-    log.warn({ err: String(err) }, "could not tell whether in-place pod resize is available; assuming not");
-    return false;
   }
 }
 
@@ -270,7 +260,7 @@ async function runOperator(config: OperatorConfig): Promise<void> {
             operatorNamespace: config.namespace,
             intervalMs: config.rightsizing.intervalMs,
             clusterDefault: config.rightsizing.clusterDefault,
-            inPlaceResize: await inPlaceResizeAvailable(kc, log),
+            inPlaceResize: await inPlaceResizeAvailable(kc.makeApiClient(CoreV1Api), log),
             recommender: rightsizingFile.recommender,
             usage: {
               ...rightsizingFile.usage,
