@@ -195,11 +195,13 @@ export function sameWallClockBefore(calendar: SeasonCalendar, slot: number, back
   const before = slot - back;
   if (calendar.zone === "UTC") return before;
   // The offsets at both ends differ only across a change: then the slot before moves by the difference.
-  const moved = calendar.weekPosition(slot) - back - calendar.weekPosition(before);
-  const shift = positiveModulo(moved + WEEK_SLOTS / 2, WEEK_SLOTS) - WEEK_SLOTS / 2;
+  const wanted = calendar.weekPosition(slot) - back;
+  const shift =
+    positiveModulo(wanted - calendar.weekPosition(before) + WEEK_SLOTS / 2, WEEK_SLOTS) - WEEK_SLOTS / 2;
   if (shift === 0) return before;
-  const wanted = positiveModulo(calendar.weekPosition(slot) - back, WEEK_SLOTS);
-  return calendar.weekPosition(before + shift) === wanted ? before + shift : before;
+  return calendar.weekPosition(before + shift) === positiveModulo(wanted, WEEK_SLOTS)
+    ? before + shift
+    : before;
 }
 
 /** Whether two calendars place slots alike: they are of one zone, however spelt. */

@@ -108,10 +108,8 @@ export function encodeEngine(engine: ForecastEngine): Result<string, StateError>
     m,
   };
   const text = JSON.stringify(wire);
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_STATE_BYTES) {
-    return err({ code: "oversized", message: `encoded state is ${bytes} bytes, limit ${MAX_STATE_BYTES}` });
-  }
+  const oversized = sizeError(text, "encoded state");
+  if (oversized) return err(oversized);
   // Never written unless it reads back: a state the decoder refuses would be discarded at the next restart.
   // The ring's length is all the decoder takes from the config, but for bounds it clamps into.
   const ringConfig = forecastConfig({ historyDays: engine.history.length / DAY_SLOTS, learningDays: 1 });
@@ -177,13 +175,18 @@ function encodeInt16(values: Float64Array, scale: number): string {
   return Buffer.from(view.buffer).toString("base64");
 }
 
+/** The error of a state over MAX_STATE_BYTES, counted in UTF-8 as the status stores it (not in UTF-16 units). */
+function sizeError(text: string, what: string): StateError | null {
+  const bytes = Buffer.byteLength(text);
+  return bytes > MAX_STATE_BYTES
+    ? { code: "oversized", message: `${what} is ${bytes} bytes, limit ${MAX_STATE_BYTES}` }
+    : null;
+}
+
 /** Reads any supported version; never throws. */
 export function decodeEngine(text: string, config: ForecastConfig): Result<ForecastEngine, StateError> {
-  // Counted in UTF-8, as the status stores it, not in UTF-16 code units.
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_STATE_BYTES) {
-    return err({ code: "oversized", message: `state is ${bytes} bytes, limit ${MAX_STATE_BYTES}` });
-  }
+  const oversized = sizeError(text, "state");
+  if (oversized) return err(oversized);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -64,6 +64,11 @@ export async function keepInformer<T extends KubernetesObject>(
   const synced = new Promise<void>((resolve) => {
     markSynced = resolve;
   });
+  // A start that listed without error: the watch runs from now, and the cache is synced.
+  const running = () => {
+    runningSinceMs = clock.now();
+    markSynced();
+  };
   let failedSinceStart = false;
   const start = async () => {
     failedSinceStart = false;
@@ -72,9 +77,7 @@ export async function keepInformer<T extends KubernetesObject>(
       await informer.stop();
       return;
     }
-    if (failedSinceStart) return;
-    runningSinceMs = clock.now();
-    markSynced();
+    if (!failedSinceStart) running();
   };
   // The client reports a failed list or watch as an error event (its start() resolves all the same).
   const restartLater = (err?: unknown) => {
@@ -108,8 +111,7 @@ export async function keepInformer<T extends KubernetesObject>(
       await informer.stop();
       throw firstFailure;
     }
-    runningSinceMs = clock.now();
-    markSynced();
+    running();
   } else {
     await start().catch(restartLater);
   }

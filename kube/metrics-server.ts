@@ -79,25 +79,25 @@ export function createMetricsServer(options: MetricsServerOptions): MetricsServe
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const refused = await decide(req);
-    // Asked again after each wait: a close that began meanwhile ends a kept-alive connection with this answer,
-    // rather than waiting out its grace for a request that will not come.
+    const answer = (await decide(req)) ?? (await collect());
+    // Asked as the answer is written, after every wait: a close that began meanwhile ends a kept-alive connection
+    // with this answer, rather than waiting out its grace for a request that will not come.
     if (closing) res.setHeader("connection", "close");
-    if (refused) {
-      reply(res, refused);
-      return;
-    }
-    try {
-      const body = await options.metrics.text();
-      if (closing) res.setHeader("connection", "close");
+    if ("body" in answer) {
       res.writeHead(200, {
         "content-type": options.metrics.contentType,
-        "content-length": Buffer.byteLength(body),
+        "content-length": Buffer.byteLength(answer.body),
       });
-      res.end(body);
+      res.end(answer.body);
+    } else reply(res, answer);
+  }
+
+  async function collect(): Promise<{ body: string } | Refusal> {
+    try {
+      return { body: await options.metrics.text() };
     } catch (error) {
       logger.error({ err: error }, "metrics server: collecting metrics failed");
-      reply(res, { status: 500, message: "collecting metrics failed" });
+      return { status: 500, message: "collecting metrics failed" };
     }
   }
 
