@@ -23,13 +23,21 @@ export interface NamespacedObjectMeta {
 
 /**
  * napwake.dev/paused-from on a workload as a count; a malformed value counts as absent (the validating webhook
- * refuses it).
+ * refuses it). A count above int32 is malformed too: no scale write could restore it.
  */
 export function pausedFromOf(target: {
   readonly annotations: Readonly<Record<string, string>>;
 }): number | null {
   const raw = target.annotations[annotations.pausedFrom];
-  return raw !== undefined && /^[1-9]\d*$/.test(raw) ? Number(raw) : null;
+  return raw !== undefined && isPositiveReplicaCount(raw) ? Number(raw) : null;
+}
+
+/** The largest spec.replicas the API server takes (an int32). */
+export const maxReplicas = 2 ** 31 - 1;
+
+/** A replica count Napwake could scale to: a whole number from 1 to int32's largest, written without a sign. */
+export function isPositiveReplicaCount(value: string): boolean {
+  return /^[1-9]\d{0,9}$/.test(value) && Number(value) <= maxReplicas;
 }
 
 /** An RFC 3339 time (a metadata or status timestamp) in ms, or null when absent or unreadable. */

@@ -1,5 +1,5 @@
 import { annotations, group, labels } from "../api/keys.ts";
-import { CLOCK_SKEW_MS, farAhead, isRfc3339 } from "../api/meta.ts";
+import { CLOCK_SKEW_MS, farAhead, isPositiveReplicaCount, isRfc3339 } from "../api/meta.ts";
 
 /**
  * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
@@ -36,7 +36,7 @@ const annotationRules: Record<string, Rule> = {
   },
   [annotations.pausedFrom]: {
     valid: isPositiveReplicaCount,
-    expected: "a positive integer (the replica count to restore on resume)",
+    expected: "a positive integer up to 2147483647 (the replica count to restore on resume)",
     example: "3",
   },
   [annotations.protected]: {
@@ -218,11 +218,6 @@ function stampAhead(key: string, value: string, nowMs: number): string | undefin
 
 function isBoolean(value: string): boolean {
   return value === "true" || value === "false";
-}
-
-/** spec.replicas is an int32. */
-export function isPositiveReplicaCount(value: string): boolean {
-  return /^[1-9]\d{0,9}$/.test(value) && Number(value) <= 2 ** 31 - 1;
 }
 
 /** A DNS-1123 subdomain, the form of every object name (ManagedWorkload names included). */

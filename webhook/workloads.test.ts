@@ -210,7 +210,7 @@ describe("validateWorkload", () => {
       code: 422,
       message:
         'Napwake refuses Deployment shop/web: annotation napwake.dev/paused-from="0" is invalid: it must be a ' +
-        "positive integer (the replica count to restore on resume). " +
+        "positive integer up to 2147483647 (the replica count to restore on resume). " +
         'Fix: set it to a value like "3", or remove it.',
     });
   });

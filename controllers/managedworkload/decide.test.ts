@@ -570,6 +570,44 @@ describe("decide: a paused target whose paused-from was removed while at zero", 
   });
 });
 
+describe("decide: a target at zero whose paused-from is no count a scale could restore", () => {
+  it.each([
+    ["above int32", "2147483648"],
+    ["not a number", "three"],
+  ])("names the annotation and its fix, and writes nothing the API server would refuse (%s)", (_, raw) => {
+    const paused = withPaused(pausedStatus(t0 - 60 * min), "True", "Idle", "paused from 3", t0 - 60 * min);
+    const d = decide(observe({ mw: mw({}, paused), target: target(0, { [annotations.pausedFrom]: raw }) }));
+    expect(d.writes).toEqual([]);
+    expect(d.status.pausedFrom).toBeUndefined();
+    expect(findCondition(d.status.conditions, "Paused")).toMatchObject({
+      status: "False",
+      reason: "PausedFromInvalid",
+    });
+    expect(d.events).toEqual([
+      expect.objectContaining({
+        type: "Warning",
+        reason: "PauseSkipped",
+        note: expect.stringContaining(
+          `napwake.dev/paused-from="${raw}", which is no replica count (1 to 2147483647)`,
+        ),
+      }),
+    ]);
+  });
+
+  it("resumes to the largest count int32 holds", () => {
+    const d = decide(
+      observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, {
+          [annotations.pausedFrom]: "2147483647",
+          [annotations.lastRequest]: iso(t0 - min),
+        }),
+      }),
+    );
+    expect(d.writes).toContainEqual({ kind: "scale", from: 0, to: 2147483647 });
+  });
+});
+
 describe("decide: a record of undone pauses stamped ahead of now", () => {
   it("holds pauses off one hold-off from the first check, not from the time ahead", () => {
     const ahead = {

@@ -40,7 +40,7 @@ import {
   prewakeLeadMs,
   specDefaults,
 } from "../../api/managedworkload.ts";
-import { farAhead, pausedFromOf, stampTimeOf, timeOf } from "../../api/meta.ts";
+import { farAhead, maxReplicas, pausedFromOf, stampTimeOf, timeOf } from "../../api/meta.ts";
 import { replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
@@ -115,15 +115,30 @@ function withoutPause(obs: Observation, target: TargetState, status: ManagedWork
   const letGo = letGoReason(obs, target);
   if (letGo) return letGoDecision(obs, target, status, null, letGo);
   if (target.replicas === 0) {
-    const message = "scaled to zero outside Napwake; scale it up and Napwake manages it again";
-    return unmanaged(
-      obs,
-      withoutPauseShown(obs, status, "ScaledToZeroOutside", message),
-      "ScaledToZeroOutside",
-      message,
-    );
+    const { reason, message } = atZeroWithoutPause(target);
+    return unmanaged(obs, withoutPauseShown(obs, status, reason, message), reason, message);
   }
   return whileAwake(obs, target, wokenNotAhead(obs, status));
+}
+
+/**
+ * Why a target at zero carries no pause Napwake can resume. A paused-from no scale could restore (written while the
+ * webhook was down) is named with its fix, rather than sent to the API server on every resume and refused there.
+ */
+function atZeroWithoutPause(target: TargetState): { reason: string; message: string } {
+  const raw = target.annotations[annotations.pausedFrom];
+  if (raw === undefined) {
+    return {
+      reason: "ScaledToZeroOutside",
+      message: "scaled to zero outside Napwake; scale it up and Napwake manages it again",
+    };
+  }
+  return {
+    reason: "PausedFromInvalid",
+    message:
+      `at zero with ${annotations.pausedFrom}=${JSON.stringify(raw.slice(0, 64))}, which is no replica count ` +
+      `(1 to ${maxReplicas}) Napwake could resume to; set it to the count to resume to, or scale the workload up`,
+  };
 }
 
 /**
@@ -281,7 +296,7 @@ function unmanaged(
     status: withPhase(obs, status, "Unmanaged", { reason, message }),
     events: [
       {
-        type: reason === "OwnerConflict" ? "Warning" : "Normal",
+        type: reason === "OwnerConflict" || reason === "PausedFromInvalid" ? "Warning" : "Normal",
         reason: reason === "OwnerConflict" ? eventReasons.refused : eventReasons.pauseSkipped,
         note: message,
         kind: "skip",

@@ -182,8 +182,8 @@ describe("napwake admission webhooks on the real API server", () => {
       code: 422,
       message:
         `admission webhook "workloads.validate.napwake.dev" denied the request: Napwake refuses Deployment ${namespace}/bad: ` +
-        'annotation napwake.dev/paused-from="zero" is invalid: it must be a positive integer (the replica count to ' +
-        'restore on resume). Fix: set it to a value like "3", or remove it.',
+        'annotation napwake.dev/paused-from="zero" is invalid: it must be a positive integer up to 2147483647 (the ' +
+        'replica count to restore on resume). Fix: set it to a value like "3", or remove it.',
     });
     const labelled = deployment("bad-label");
     expect(
