@@ -65,6 +65,15 @@ describe("de-duplication of skips", () => {
       want: [true, true, false],
     },
     {
+      name: "a note worded differently is no change while what it reads the same by stays",
+      sequence: [
+        skip({ note: "query failed: timeout after 10001ms", sameAs: "query failed" }),
+        skip({ note: "query failed: timeout after 10007ms", sameAs: "query failed" }),
+        skip({ note: "query failed: 503", sameAs: "queries failed" }),
+      ],
+      want: [true, false, true],
+    },
+    {
       name: "going back to an earlier note is a change too",
       sequence: [skip({ note: "x" }), skip({ note: "y" }), skip({ note: "x" })],
       want: [true, true, true],

@@ -43,6 +43,11 @@ export interface SkipInput extends EventInput {
    * even when the note reads the same.
    */
   fingerprint?: string;
+  /**
+   * What a repeat reads the same by, in place of the note, when the note carries details that vary from check to
+   * check (an error's wording): the skip is sent again only when this or the fingerprint changes.
+   */
+  sameAs?: string;
 }
 
 export interface ActionInput extends EventInput {
@@ -60,9 +65,9 @@ export function dedupKey(e: Pick<EventInput, "regarding" | "type" | "reason">): 
   return `${e.regarding.uid}\u0000${e.type}\u0000${e.reason}`;
 }
 
-/** What identifies a repeat of the same skip: its note and proposed values. */
-export function dedupValue(e: Pick<SkipInput, "note" | "fingerprint">): string {
-  return `${e.note}\u0000${e.fingerprint ?? ""}`;
+/** What identifies a repeat of the same skip: its note (or what it reads the same by) and proposed values. */
+export function dedupValue(e: Pick<SkipInput, "note" | "fingerprint" | "sameAs">): string {
+  return `${e.sameAs ?? e.note}\u0000${e.fingerprint ?? ""}`;
 }
 
 /** Whether a skip is sent, given the value last sent under its key (undefined: never, or forgotten). */

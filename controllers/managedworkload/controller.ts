@@ -269,7 +269,11 @@ export async function startManagedWorkloadController(
           ? await deps.events.action({ ...input, ...(e.settledAs ? { settledAs: e.settledAs } : {}) })
           : e.kind === "notice"
             ? await deps.events.notice(input)
-            : await deps.events.skip({ ...input, ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}) });
+            : await deps.events.skip({
+                ...input,
+                ...(e.fingerprint ? { fingerprint: e.fingerprint } : {}),
+                ...(e.sameAs ? { sameAs: e.sameAs } : {}),
+              });
       if (result === "sent") sent.add(e);
     }
     return sent;

@@ -570,6 +570,25 @@ describe("decide: a paused target whose paused-from was removed while at zero", 
   });
 });
 
+describe("decide: the skip told while activity is unknown", () => {
+  it("names the error in its note and reads the same whatever the error's wording, so it is told once", () => {
+    const failing = (error: string) =>
+      decide(
+        observe({
+          mw: mw({}, awakeFor(45)),
+          activity: { atMs: t0, cpuCores: 0, queries: [{ name: "queue", active: null, error }], errors: [] },
+        }),
+      ).events[0];
+    const first = failing("timeout after 10001ms");
+    const second = failing("timeout after 10007ms");
+    expect(first?.note).toBe(
+      "idle window passed but activity is unknown: activity queries failed: queue: timeout after 10001ms",
+    );
+    expect(first?.sameAs).toBe("idle window passed but activity is unknown: activity queries failed: queue");
+    expect(second?.sameAs).toBe(first?.sameAs);
+  });
+});
+
 describe("decide: a target at zero whose paused-from is no count a scale could restore", () => {
   it.each([
     ["above int32", "2147483648"],

@@ -803,6 +803,7 @@ function blockedPause(obs: Observation, next: ManagedWorkloadStatus, manual: boo
           reason: eventReasons.pauseSkipped,
           note: `idle window passed but activity is unknown: ${unknown.why}`,
           kind: "skip",
+          sameAs: `idle window passed but activity is unknown: ${unknown.what}`,
         },
       ],
     };

@@ -83,6 +83,8 @@ export interface EventIntent {
    */
   kind: "action" | "notice" | "skip";
   fingerprint?: string;
+  /** A skip's: what a repeat reads the same by, when its note carries an error's varying wording (see SkipInput). */
+  sameAs?: string;
   /** An action's: the note of the skip that tells the same situation once it is done (see ActionInput). */
   settledAs?: string;
 }
