@@ -33,6 +33,7 @@ interface ScaleTargetRef {
 interface ObjectMeta {
   name?: string;
   namespace?: string;
+  resourceVersion?: string;
   annotations?: Record<string, string>;
   ownerReferences?: { apiVersion: string; kind: string; name: string }[];
   managedFields?: ManagedFieldsEntry[];

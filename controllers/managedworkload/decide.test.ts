@@ -84,6 +84,7 @@ const heldScaledObject = (manager: string) => ({
   ...unheldScaledObject,
   metadata: {
     ...unheldScaledObject.metadata,
+    resourceVersion: "7",
     annotations: { "autoscaling.keda.sh/paused-replicas": "0" },
     managedFields: [
       {
@@ -1412,9 +1413,29 @@ describe("decide: status", () => {
       );
       expect(d.writes).toMatchObject([release]);
       expect(d.events).toContainEqual(
-        expect.objectContaining({ reason: "ScaledObjectReleased", kind: "action" }),
+        expect.objectContaining({ reason: "ScaledObjectReleased", kind: "skip", fingerprint: "web@7" }),
       );
       expect(d.status.phase).toBe("Awake");
+    });
+
+    it("is told once per version of the hold: a cache that has not seen the release decides it again alike", () => {
+      const released = (resourceVersion: string) =>
+        decide(
+          observe({
+            mw: mw({}, awakeFor(1)),
+            target: target(3),
+            autoscalers,
+            scaledObjects: [
+              {
+                ...heldScaledObject("napwake"),
+                metadata: { ...heldScaledObject("napwake").metadata, resourceVersion },
+              },
+            ],
+          }),
+        ).events.find((e) => e.reason === "ScaledObjectReleased");
+      expect(released("7")).toEqual(released("7"));
+      expect(released("7")?.kind).toBe("skip");
+      expect(released("9")?.fingerprint).toBe("web@9");
     });
 
     it("is released for a workload created again after it was deleted while paused", () => {

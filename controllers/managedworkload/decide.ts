@@ -165,13 +165,30 @@ function releasingStrayHolds(obs: Observation, decision: Decision): Decision {
   if (decision.writes.some((w) => w.kind === "record-paused-from")) return decision;
   const releases = releaseHolds(obs);
   if (releases.length === 0) return decision;
-  const names = releases.map((w) => w.object.metadata?.name ?? "").join(", ");
-  const note = `released Napwake's hold at zero on ScaledObject ${names}: no pause of Napwake's stands behind it`;
+  const released = releases.map((w) => w.object.metadata?.name ?? "");
+  const note = `released Napwake's hold at zero on ScaledObject ${released.join(", ")}: no pause of Napwake's stands behind it`;
   return {
     ...decision,
     writes: [...releases, ...decision.writes],
-    events: [...decision.events, { type: "Normal", reason: eventReasons.holdReleased, note, kind: "action" }],
+    events: [...decision.events, holdReleasedEvent(obs, released, note)],
     summary: `${decision.summary}; ${note}`,
+  };
+}
+
+/**
+ * One Event per hold released. A cache that has not seen the release yet decides it again, and the write (the same
+ * apply) is made again; the Event is told as a skip of the same ScaledObject versions, so it is not.
+ */
+function holdReleasedEvent(obs: Observation, released: readonly string[], note: string): EventIntent {
+  const versions = obs.scaledObjects
+    .filter((so) => released.includes(so.metadata?.name ?? ""))
+    .map((so) => `${so.metadata?.name}@${so.metadata?.resourceVersion ?? ""}`);
+  return {
+    type: "Normal",
+    reason: eventReasons.holdReleased,
+    note,
+    kind: "skip",
+    fingerprint: versions.join(","),
   };
 }
 
