@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { setCondition } from "./conditions.ts";
-import type { Condition } from "./managedworkload.ts";
+import { setCondition, withOwnConditions } from "./conditions.ts";
+import { conditionTypes, managedWorkloadConditionTypes, rightsizingConditionTypes } from "./keys.ts";
+import type { Condition, ManagedWorkloadStatus } from "./managedworkload.ts";
 
 const earlier = "2026-01-01T00:00:00.000Z";
 const now = "2026-01-02T00:00:00.000Z";
@@ -45,5 +46,31 @@ describe("setCondition", () => {
     const list = [paused];
     setCondition(list, { type: "Paused", status: "False", reason: "R", message: "m" }, now, 1);
     expect(list[0]).toBe(paused);
+  });
+});
+
+describe("withOwnConditions", () => {
+  const other: Condition = { ...paused, type: "PolicyChecked" };
+  it.each([
+    { name: "drops the conditions other tools set", conditions: [other, paused], want: [paused] },
+    { name: "keeps an empty list empty, so removing the last one is applied", conditions: [], want: [] },
+  ])("$name", ({ conditions, want }) => {
+    expect(withOwnConditions({ phase: "Awake", conditions }, ["Paused"])).toEqual({
+      phase: "Awake",
+      conditions: want,
+    });
+  });
+
+  it("sends no conditions field when status has none", () => {
+    const status: ManagedWorkloadStatus = { phase: "Awake" };
+    expect(withOwnConditions(status, ["Paused"])).toEqual({ phase: "Awake" });
+  });
+});
+
+describe("the condition types each status is applied with", () => {
+  it("hold every type Napwake sets, so none is removed by its own apply", () => {
+    expect([...managedWorkloadConditionTypes, ...rightsizingConditionTypes].sort()).toEqual(
+      Object.values(conditionTypes).sort(),
+    );
   });
 });

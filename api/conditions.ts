@@ -36,3 +36,16 @@ export function findCondition(
 ): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }
+
+/**
+ * `status` with only the conditions of `types`, as a controller applies it. Conditions merge by type under
+ * server-side apply: one sent back as read, though another tool set it, would be owned by both, and stay after
+ * that tool removed it.
+ */
+export function withOwnConditions<S extends { readonly conditions?: readonly Condition[] }>(
+  status: S,
+  types: readonly string[],
+): S {
+  if (!status.conditions) return status;
+  return { ...status, conditions: status.conditions.filter((c) => types.includes(c.type)) };
+}

@@ -67,6 +67,21 @@ export const conditionTypes = {
   recommendationReady: "RecommendationReady",
 } as const;
 
+/** The conditions a ManagedWorkload's status carries from Napwake; other tools may add their own. */
+export const managedWorkloadConditionTypes: readonly string[] = [
+  conditionTypes.managed,
+  conditionTypes.paused,
+  conditionTypes.autoscaled,
+  conditionTypes.gitOpsReplicas,
+  conditionTypes.dryRun,
+];
+
+/** The conditions a Rightsizing's status carries from Napwake. */
+export const rightsizingConditionTypes: readonly string[] = [
+  conditionTypes.metricsSourceHealthy,
+  conditionTypes.recommendationReady,
+];
+
 export const eventReasons = {
   paused: "Paused",
   resumed: "Resumed",

@@ -9,7 +9,8 @@ import {
   type V1Scale,
   type V1StatefulSet,
 } from "@kubernetes/client-node";
-import { annotations } from "../../api/keys.ts";
+import { withOwnConditions } from "../../api/conditions.ts";
+import { annotations, managedWorkloadConditionTypes } from "../../api/keys.ts";
 import {
   type ManagedWorkload,
   type ManagedWorkloadStatus,
@@ -159,7 +160,14 @@ export function clusterWrites(clients: {
         throw err;
       }
     },
-    writeStatus: (mw, status) => applyStatusIfUnchanged(custom, managedWorkloadCrd, mw, status, fieldManager),
+    writeStatus: (mw, status) =>
+      applyStatusIfUnchanged(
+        custom,
+        managedWorkloadCrd,
+        mw,
+        withOwnConditions(status, managedWorkloadConditionTypes),
+        fieldManager,
+      ),
   };
 }
 

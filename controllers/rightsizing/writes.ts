@@ -1,4 +1,6 @@
 import type { CustomObjectsApi, KubernetesObjectApi } from "@kubernetes/client-node";
+import { withOwnConditions } from "../../api/conditions.ts";
+import { rightsizingConditionTypes } from "../../api/keys.ts";
 import {
   type Rightsizing,
   type RightsizingStatus,
@@ -13,6 +15,7 @@ import {
 import { applyStatusIfUnchanged, serverSideApply } from "../../kube/apply.ts";
 import { httpCode } from "../../kube/errors.ts";
 import type { CoveredWorkload } from "./coverage.ts";
+import { policyConditionType } from "./policy-status.ts";
 
 /** Every write the rightsizing controller makes. None of them touches a workload. */
 export interface RightsizingWrites {
@@ -56,13 +59,20 @@ export function rightsizingWrites(clients: {
       );
       return applied as unknown as Rightsizing;
     },
-    writeStatus: (object, status) => applyStatusIfUnchanged(custom, crd, object, status, fieldManager),
+    writeStatus: (object, status) =>
+      applyStatusIfUnchanged(
+        custom,
+        crd,
+        object,
+        withOwnConditions(status, rightsizingConditionTypes),
+        fieldManager,
+      ),
     writePolicyStatus: (policy, status) =>
       applyStatusIfUnchanged(
         custom,
         { group: crd.group, version: crd.version, plural: rightsizingPolicyPlural },
         policy,
-        status,
+        withOwnConditions(status, [policyConditionType]),
         fieldManager,
       ),
     async remove(namespace, name) {

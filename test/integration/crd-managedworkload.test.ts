@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ManagedWorkload, managedWorkloadCrd } from "../../api/managedworkload.ts";
 import {
@@ -339,6 +340,62 @@ describe("the ManagedWorkload CRD", () => {
       name: "conditional",
     })) as ManagedWorkload;
     expect(kept.status?.lastActivity).toEqual(newerActivity);
+  });
+
+  it("leaves a condition another tool set to that tool: removed by it, it is gone, though Napwake wrote status since", async () => {
+    const writes = realWrites(clients);
+    await create({ targetRef: target }, "shared-conditions");
+    const read = () =>
+      clients.custom.getNamespacedCustomObject({
+        group,
+        version,
+        plural,
+        namespace,
+        name: "shared-conditions",
+      }) as Promise<ManagedWorkload>;
+    const checked = {
+      type: "PolicyChecked",
+      status: "True" as const,
+      lastTransitionTime: "2026-11-02T10:00:00Z",
+      reason: "Checked",
+      message: "set by another tool",
+    };
+    const otherTool = (conditions: (typeof checked)[]) =>
+      clients.custom.patchNamespacedCustomObjectStatus(
+        {
+          group,
+          version,
+          plural,
+          namespace,
+          name: "shared-conditions",
+          body: {
+            apiVersion: managedWorkloadCrd.apiVersion,
+            kind: managedWorkloadCrd.kind,
+            status: { conditions },
+          },
+          fieldManager: "policy-checker",
+          force: true,
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
+      );
+    await otherTool([checked]);
+    // Napwake decides from the object as read, the other tool's condition in it, and writes its own beside it.
+    const seen = await read();
+    const paused = {
+      ...checked,
+      type: "Paused",
+      status: "False" as const,
+      reason: "Active",
+      message: "awake",
+    };
+    await writes.writeStatus(seen, {
+      phase: "Awake",
+      conditions: [...(seen.status?.conditions ?? []), paused],
+    });
+    expect((await read()).status?.conditions?.map((c) => c.type)).toEqual(["PolicyChecked", "Paused"]);
+
+    await otherTool([]);
+    expect((await read()).status?.conditions?.map((c) => c.type)).toEqual(["Paused"]);
   });
 
   it("explains its fields with kubectl explain", async () => {
