@@ -614,6 +614,37 @@ describe("decide: a target at zero whose paused-from is no count a scale could r
     ]);
   });
 
+  it("keeps Napwake's hold at zero on a ScaledObject: a pause was meant, and KEDA would scale it up", () => {
+    const d = decide(
+      observe({
+        mw: mw({}, pausedStatus(t0 - 60 * min)),
+        target: target(0, { [annotations.pausedFrom]: "2147483648" }),
+        autoscalers: scaledObjectAutoscalers,
+        scaledObjects: [heldScaledObject("napwake")],
+      }),
+    );
+    expect(d.writes).toEqual([]);
+    expect(d.events.map((e) => e.reason)).toEqual(["PauseSkipped"]);
+  });
+
+  it("forgets it on an awake workload, as a readable count is forgotten once awake", () => {
+    const d = decide(
+      observe({ mw: mw({}, awakeFor(1)), target: target(3, { [annotations.pausedFrom]: "2147483648" }) }),
+    );
+    expect(d.writes).toEqual([{ kind: "forget-paused-from" }]);
+    expect(d.status.phase).toBe("Awake");
+  });
+
+  it("is written over by the count of a pause decided on the awake workload", () => {
+    const d = decide(
+      observe({ mw: mw({}, awakeFor(45)), target: target(3, { [annotations.pausedFrom]: "three" }) }),
+    );
+    expect(d.writes).toEqual([
+      { kind: "record-paused-from", replicas: 3 },
+      { kind: "scale", from: 3, to: 0 },
+    ]);
+  });
+
   it("resumes to the largest count int32 holds", () => {
     const d = decide(
       observe({

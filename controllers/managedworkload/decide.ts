@@ -103,7 +103,13 @@ export function decide(obs: Observation): Decision {
   }
   const status = withTargetFacts(obs, target, base);
   const pausedFrom = pausedFromOf(target);
-  if (pausedFrom === null) return releasingStrayHolds(obs, withoutPause(obs, target, status));
+  if (pausedFrom === null) {
+    const decision = withoutPause(obs, target, status);
+    // A paused-from no scale could restore still says a pause was meant: its hold stays until it is fixed.
+    return target.annotations[annotations.pausedFrom] === undefined
+      ? releasingStrayHolds(obs, decision)
+      : decision;
+  }
   const letGo = letGoReason(obs, target);
   if (letGo) return letGoDecision(obs, target, status, pausedFrom, letGo);
   if (target.replicas > 0) return awakeAgain(obs, target, status, pausedFrom);
@@ -118,7 +124,18 @@ function withoutPause(obs: Observation, target: TargetState, status: ManagedWork
     const { reason, message } = atZeroWithoutPause(target);
     return unmanaged(obs, withoutPauseShown(obs, status, reason, message), reason, message);
   }
-  return whileAwake(obs, target, wokenNotAhead(obs, status));
+  return forgettingUnreadableCount(target, whileAwake(obs, target, wokenNotAhead(obs, status)));
+}
+
+/** An awake target's paused-from no scale could restore is forgotten, as a readable one is once awake. */
+function forgettingUnreadableCount(target: TargetState, decision: Decision): Decision {
+  const raw = target.annotations[annotations.pausedFrom];
+  if (raw === undefined || decision.writes.some((w) => w.kind === "record-paused-from")) return decision;
+  return {
+    ...decision,
+    writes: [...decision.writes, { kind: "forget-paused-from" }],
+    summary: `${decision.summary}; forgot ${annotations.pausedFrom}=${JSON.stringify(raw.slice(0, 64))}, no replica count`,
+  };
 }
 
 /**
