@@ -220,10 +220,16 @@ describe("metadataProblems", () => {
       want: 0,
     },
     {
-      name: "leaves the value of the ignore label alone",
+      name: "takes any value of the ignore label that does not say no",
       meta: { labels: { "napwake.dev/ignore": "whatever" } },
       old: undefined,
       want: 0,
+    },
+    {
+      name: "refuses an ignore label whose value says no: it would ignore the workload all the same",
+      meta: { labels: { "napwake.dev/ignore": "False" } },
+      old: undefined,
+      want: 1,
     },
     {
       name: "on UPDATE, lets a bad value already stored through",
@@ -256,6 +262,34 @@ describe("metadataProblems", () => {
     expect(metadataProblems({ labels: { [key]: "true" } })).toEqual([problem]);
     // Stored before (the webhook was down): not in the way of unrelated writes.
     expect(metadataProblems({ labels: { [key]: "true" } }, { labels: { [key]: "true" } })).toEqual([]);
+  });
+
+  it.each([
+    {
+      name: "a misspelt label on a ManagedWorkload: none is read there, so none is suggested",
+      label: ["napwake.dev/manged", "true"],
+      on: "ManagedWorkload" as const,
+      problem:
+        "label napwake.dev/manged is not a Napwake label, and Napwake reads no napwake.dev/ label on a ManagedWorkload. Fix: remove it.",
+    },
+    {
+      name: "a ManagedWorkload's annotation as a label on a workload: kubectl napwake sets it where it is read",
+      label: ["napwake.dev/pause-requested", "2026-01-31T09:30:00Z"],
+      on: "workload" as const,
+      problem:
+        "label napwake.dev/pause-requested does nothing on a workload: Napwake reads it as an annotation on a ManagedWorkload. Fix: run kubectl napwake pause or resume, which sets it on the workload's ManagedWorkload.",
+    },
+    {
+      name: "a workload's annotation as a label on a ManagedWorkload: set on the workload, or the spec field",
+      label: ["napwake.dev/protected", "true"],
+      on: "ManagedWorkload" as const,
+      problem:
+        "label napwake.dev/protected does nothing on a ManagedWorkload: Napwake reads it as an annotation on the workload (Deployment or StatefulSet). Fix: set spec.protected: true here, or annotate the workload.",
+    },
+  ])("gives a fix that is not refused in turn: $name", ({ label: [key, value], on, problem }) => {
+    expect(metadataProblems({ labels: { [key as string]: value as string } }, undefined, on)).toEqual([
+      problem,
+    ]);
   });
 
   it.each([

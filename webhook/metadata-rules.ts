@@ -150,11 +150,34 @@ function labelProblem(key: string, value: string, on: AnnotatedKind = "workload"
       `Fix: set it to "true" or "false", or remove it.`
     );
   }
+  if (key === labels.ignore) return ignoreProblem(value);
   if (knownLabels.includes(key)) return undefined;
-  if (knownAnnotations.includes(key)) {
-    return `label ${key} does nothing: Napwake reads ${key} as an annotation. Fix: set it as an annotation instead.`;
+  if (knownAnnotations.includes(key)) return annotationAsLabel(key, on);
+  // Only keys read here are suggested: a workload's label on a ManagedWorkload would be refused again.
+  if (on === "ManagedWorkload") {
+    return `label ${key} is not a Napwake label, and Napwake reads no napwake.dev/ label on a ManagedWorkload. Fix: remove it.`;
   }
   return `label ${key} is not a Napwake label.${didYouMean(key, knownLabels)} Fix: remove it, or use one of ${knownLabels.join(", ")}.`;
+}
+
+/** An annotation given as a label: set as an annotation, on the kind Napwake reads it on. */
+function annotationAsLabel(key: string, on: AnnotatedKind): string {
+  const where = readOn(key);
+  if (where === on) {
+    return `label ${key} does nothing: Napwake reads ${key} as an annotation. Fix: set it as an annotation instead.`;
+  }
+  const there = where === "workload" ? "the workload (Deployment or StatefulSet)" : "a ManagedWorkload";
+  return `label ${key} does nothing on a ${on}: Napwake reads it as an annotation on ${there}. Fix: ${elsewhereFix[where](key)}.`;
+}
+
+/** Napwake lets a workload go while it carries the ignore label, whatever its value: one that says "no" misleads. */
+function ignoreProblem(value: string): string | undefined {
+  if (!/^(false|no|off|0)$/i.test(value.trim())) return undefined;
+  return (
+    `label ${labels.ignore}=${JSON.stringify(value)} would have Napwake let the workload go: the label ignores a ` +
+    `workload by being there, whatever its value. Fix: remove it to have Napwake manage the workload, or set it ` +
+    `to "true" to keep Napwake away.`
+  );
 }
 
 /**
