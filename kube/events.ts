@@ -6,8 +6,8 @@ import { type Clock, systemClock } from "./clock.ts";
 
 /**
  * Events as the audit log (events.k8s.io/v1): every action is one Event; a skip or block is sent once per
- * (object uid, type, reason) until its note or proposed values change, so a periodic check that keeps
- * skipping for the same reason does not flood the API server.
+ * (object uid, type, reason) until its note (or what it reads the same by) or proposed values change, so a
+ * periodic check that keeps skipping for the same reason does not flood the API server.
  */
 
 export const reportingController = "napwake.dev/operator";
@@ -216,7 +216,7 @@ export class EventRecorder {
     return this.#send(e);
   }
 
-  /** A skip or block: sent once until its note or fingerprint changes. */
+  /** A skip or block: sent once until its note (or `sameAs`) or fingerprint changes. */
   async skip(e: SkipInput): Promise<RecordResult> {
     const uid = e.regarding.uid;
     const key = dedupKey(e);
