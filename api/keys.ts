@@ -17,6 +17,13 @@ export const labels = {
   ignore: "napwake.dev/ignore",
 } as const;
 
+/**
+ * On a ManagedWorkload the opt-in controller created: the standard managed-by label. It says the object is opt-in's
+ * after a delete with `--cascade=orphan` strips its ownerReference, so the workload made again adopts it, and
+ * opting out still deletes it. Not a `napwake.dev/` label: nothing reads it on a workload.
+ */
+export const optInMarker = { key: "app.kubernetes.io/managed-by", value: "napwake-opt-in" } as const;
+
 export const annotations = {
   /** On a workload: the ManagedWorkload (`<name>`, same namespace) that owns it. Stamped at admission. */
   managedBy: "napwake.dev/managed-by",

@@ -3,13 +3,15 @@
  * workload, its Namespace or a ManagedWorkload targeting it queues the workload; each reconcile re-reads the
  * caches and acts on decideOptIn().
  */
-import type {
-  CustomObjectsApi,
-  KubernetesObject,
-  V1Deployment,
-  V1StatefulSet,
+import {
+  type CustomObjectsApi,
+  type KubernetesObject,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Deployment,
+  type V1StatefulSet,
 } from "@kubernetes/client-node";
-import { eventReasons } from "../../api/keys.ts";
+import { eventReasons, optInMarker } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
 import { pausedFromOf } from "../../api/meta.ts";
 import { workloadObjectName } from "../../api/names.ts";
@@ -26,7 +28,7 @@ import {
 } from "../managedworkload/autoscalers.ts";
 import type { ClusterWrites } from "../managedworkload/writes.ts";
 import { makeWrites } from "../managedworkload/writes.ts";
-import { decideOptIn, type OptInWorkload } from "./decide.ts";
+import { decideOptIn, type OptInWorkload, ownerReferenceTo } from "./decide.ts";
 
 export interface OptInDeps {
   caches: Caches;
@@ -100,6 +102,7 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
     for (const action of actions) {
       if (action.kind === "none") continue;
       if (action.kind === "create" && !(await createManagedWorkload(action.object, workload))) continue;
+      if (action.kind === "adopt") await adoptManagedWorkload(action.object, workload);
       if (action.kind === "delete") await deleteManagedWorkload(namespace, action.name);
       if (action.kind === "resume-orphan") await resumeOrphan(workload, action.from, object);
       deps.log.info({ key: k, action: action.kind, why: action.reason }, "opt-in");
@@ -144,6 +147,38 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
         note,
       });
       return false;
+    }
+  }
+
+  /**
+   * Marks `mw` as opt-in's and has the workload as it is now own it, conditional on the version read: a change
+   * since is a conflict, retried from a fresh read. Other owners it was given stay.
+   */
+  async function adoptManagedWorkload(mw: ManagedWorkload, workload: OptInWorkload) {
+    const otherOwners = (mw.metadata.ownerReferences ?? []).filter(
+      (ref) => !(ref.kind === workload.kind && ref.name === workload.name),
+    );
+    try {
+      await deps.custom.patchNamespacedCustomObject(
+        {
+          group: managedWorkloadCrd.group,
+          version: managedWorkloadCrd.version,
+          plural: managedWorkloadCrd.plural,
+          namespace: mw.metadata.namespace,
+          name: mw.metadata.name,
+          body: {
+            metadata: {
+              resourceVersion: mw.metadata.resourceVersion,
+              labels: { [optInMarker.key]: optInMarker.value },
+              ownerReferences: [...otherOwners, ownerReferenceTo(workload)],
+            },
+          },
+          fieldManager: deps.fieldManager,
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      if (httpCode(err) !== 404) throw err;
     }
   }
 
@@ -253,5 +288,10 @@ function optInWorkload(kind: TargetKind, object: V1Deployment | V1StatefulSet): 
     annotations: meta.annotations ?? {},
     managedFields: [],
   };
-  return { ...target, pausedFrom: pausedFromOf(target), labels: target.labels };
+  return {
+    ...target,
+    pausedFrom: pausedFromOf(target),
+    labels: target.labels,
+    ...(meta.deletionTimestamp ? { deleting: true } : {}),
+  };
 }

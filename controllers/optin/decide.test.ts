@@ -13,12 +13,13 @@ const workload = (over: Partial<OptInWorkload> = {}): OptInWorkload => ({
   ...over,
 });
 
-const mw = (name: string, ownerUid?: string): ManagedWorkload => ({
+const mw = (name: string, ownerUid?: string, labels?: Record<string, string>): ManagedWorkload => ({
   apiVersion: "napwake.dev/v1alpha1",
   kind: "ManagedWorkload",
   metadata: {
     name,
     namespace: "shop",
+    ...(labels ? { labels } : {}),
     ...(ownerUid
       ? { ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: ownerUid }] }
       : {}),
@@ -96,6 +97,75 @@ describe("decideOptIn", () => {
       uid: "uid-web",
     });
     expect(action.object.spec.targetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: "web" });
+    expect(action.object.metadata.labels).toEqual({ "app.kubernetes.io/managed-by": "napwake-opt-in" });
+  });
+
+  describe("after the workload was deleted with --cascade=orphan and made again (a new uid)", () => {
+    const marked = { "app.kubernetes.io/managed-by": "napwake-opt-in" };
+    const orphaned = mw("web.deployment", undefined, marked);
+    const remade = { uid: "uid-web-2" };
+
+    it("has the workload as it is now own its ManagedWorkload again", () => {
+      const actions = decideOptIn({
+        workload: workload({ ...remade, labels: { "napwake.dev/managed": "true" } }),
+        namespaceLabels: {},
+        managers: [orphaned],
+      });
+      expect(actions).toEqual([expect.objectContaining({ kind: "adopt", object: orphaned })]);
+    });
+
+    it("leaves it alone while the workload is still being deleted: adopted then, it would be collected with it", () => {
+      const actions = decideOptIn({
+        workload: workload({ labels: { "napwake.dev/managed": "true" }, deleting: true }),
+        namespaceLabels: {},
+        managers: [orphaned],
+      });
+      expect(actions.map((a) => a.kind)).toEqual(["none"]);
+    });
+
+    it("deletes it when the workload opts out, and resumes the workload if paused", () => {
+      const actions = decideOptIn({
+        workload: workload({ ...remade, replicas: 0, pausedFrom: 2 }),
+        namespaceLabels: {},
+        managers: [orphaned],
+      });
+      expect(actions.map((a) => a.kind)).toEqual(["delete", "resume-orphan"]);
+    });
+
+    it("leaves one owned by nothing and not marked as opt-in's: it was written by hand", () => {
+      const actions = decideOptIn({
+        workload: workload({ ...remade, replicas: 0, pausedFrom: 2 }),
+        namespaceLabels: {},
+        managers: [mw("web.deployment")],
+      });
+      expect(actions.map((a) => a.kind)).toEqual(["none"]);
+    });
+
+    it("leaves one marked but still owned by the workload deleted: the garbage collector removes it", () => {
+      const actions = decideOptIn({
+        workload: workload({ ...remade, labels: { "napwake.dev/managed": "true" } }),
+        namespaceLabels: {},
+        managers: [mw("web.deployment", "uid-web", marked)],
+      });
+      expect(actions.map((a) => a.kind)).toEqual(["none"]);
+    });
+  });
+
+  it("marks a ManagedWorkload it created before it marked them, so an orphaning delete cannot lose it", () => {
+    const unmarked = mw("web.deployment", "uid-web");
+    const actions = decideOptIn({
+      workload: workload({ labels: { "napwake.dev/managed": "true" } }),
+      namespaceLabels: {},
+      managers: [unmarked],
+    });
+    expect(actions).toEqual([expect.objectContaining({ kind: "adopt", object: unmarked })]);
+    const marked = mw("web.deployment", "uid-web", { "app.kubernetes.io/managed-by": "napwake-opt-in" });
+    const again = decideOptIn({
+      workload: workload({ labels: { "napwake.dev/managed": "true" } }),
+      namespaceLabels: {},
+      managers: [marked],
+    });
+    expect(again.map((a) => a.kind)).toEqual(["none"]);
   });
 
   it("creates nothing when a ManagedWorkload from Git already manages the workload", () => {

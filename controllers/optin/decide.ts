@@ -8,7 +8,7 @@
  * its own level-based rule (paused-from on a workload no ManagedWorkload targets), so a crash in between is
  * finished by the next reconcile.
  */
-import { type apiVersion, labels } from "../../api/keys.ts";
+import { type apiVersion, labels, optInMarker } from "../../api/keys.ts";
 import { type ManagedWorkload, managedWorkloadCrd, type TargetKind } from "../../api/managedworkload.ts";
 import { workloadObjectName } from "../../api/names.ts";
 
@@ -21,6 +21,8 @@ export interface OptInWorkload {
   replicas: number;
   /** napwake.dev/paused-from as a count, or null. */
   pausedFrom: number | null;
+  /** Being deleted (a deletionTimestamp): opt-in leaves it and its ManagedWorkload to the garbage collector. */
+  deleting?: boolean;
 }
 
 export interface OptInInput {
@@ -32,6 +34,8 @@ export interface OptInInput {
 
 export type OptInAction =
   | { kind: "create"; object: ManagedWorkload; reason: string }
+  /** Owner reference to the workload as it is now, and the opt-in marker, on `object` as read. */
+  | { kind: "adopt"; object: ManagedWorkload; reason: string }
   | { kind: "delete"; name: string; reason: string }
   | { kind: "resume-orphan"; from: number; reason: string }
   | { kind: "none"; reason: string };
@@ -53,17 +57,21 @@ export function optedIn(
 }
 
 /**
- * Created by opt-in: owned by the workload itself and named as opt-in names them. One written by hand or from
- * Git is not, even with an ownerReference to its target so that it is collected with it.
+ * Created by opt-in: named as opt-in names them, and owned by the workload itself, or marked as opt-in's and owned
+ * by nothing (a delete with `--cascade=orphan` took its ownerReference). One written by hand or from Git is not,
+ * even with an ownerReference to its target so that it is collected with it.
  */
 export function createdByOptIn(
   mw: ManagedWorkload,
   workload: Pick<OptInWorkload, "kind" | "name" | "uid">,
 ): boolean {
-  return (
-    mw.metadata.name === optInName(workload.kind, workload.name) &&
-    (mw.metadata.ownerReferences ?? []).some((ref) => ref.uid === workload.uid)
-  );
+  if (mw.metadata.name !== optInName(workload.kind, workload.name)) return false;
+  const owners = mw.metadata.ownerReferences ?? [];
+  return owners.some((ref) => ref.uid === workload.uid) || (markedAsOptIns(mw) && owners.length === 0);
+}
+
+function markedAsOptIns(mw: ManagedWorkload): boolean {
+  return mw.metadata.labels?.[optInMarker.key] === optInMarker.value;
 }
 
 export function decideOptIn(input: OptInInput): OptInAction[] {
@@ -72,7 +80,22 @@ export function decideOptIn(input: OptInInput): OptInAction[] {
   const ours = input.managers.filter((mw) => createdByOptIn(mw, workload));
   const others = input.managers.filter((mw) => !createdByOptIn(mw, workload));
   const ref = `${workload.kind} ${workload.namespace}/${workload.name}`;
+  // An orphaning delete takes the ownerReference off its ManagedWorkload before the workload is gone: adopting it
+  // back then would have it collected once the workload is gone, rather than kept for the workload made again.
+  if (workload.deleting) return [{ kind: "none", reason: `${ref} is being deleted` }];
   if (wanted) {
+    const adopted = ours.find(
+      (mw) => !markedAsOptIns(mw) || (mw.metadata.ownerReferences ?? []).length === 0,
+    );
+    if (adopted) {
+      return [
+        {
+          kind: "adopt",
+          object: adopted,
+          reason: `${ref} opted in; its ManagedWorkload is owned by it again`,
+        },
+      ];
+    }
     if (input.managers.length > 0)
       return [{ kind: "none", reason: `${ref} is managed by ${input.managers[0]?.metadata.name}` }];
     return [{ kind: "create", object: managedWorkloadFor(workload), reason: `${ref} opted in` }];
@@ -101,10 +124,14 @@ function managedWorkloadFor(w: OptInWorkload): ManagedWorkload {
     metadata: {
       name: optInName(w.kind, w.name),
       namespace: w.namespace,
-      ownerReferences: [
-        { apiVersion: "apps/v1", kind: w.kind, name: w.name, uid: w.uid, blockOwnerDeletion: false },
-      ],
+      labels: { [optInMarker.key]: optInMarker.value },
+      ownerReferences: [ownerReferenceTo(w)],
     },
     spec: { targetRef: { apiVersion: "apps/v1", kind: w.kind, name: w.name } },
   };
+}
+
+/** The ownerReference an opt-in ManagedWorkload carries: collected with its workload, never blocking its delete. */
+export function ownerReferenceTo(w: Pick<OptInWorkload, "kind" | "name" | "uid">) {
+  return { apiVersion: "apps/v1", kind: w.kind, name: w.name, uid: w.uid, blockOwnerDeletion: false };
 }

@@ -178,7 +178,7 @@ describe("the install manifests", () => {
       "leases: create",
       "leases: get,update",
       "managedworkloads/status: patch",
-      "managedworkloads: get,list,watch,create,delete",
+      "managedworkloads: get,list,watch,create,patch,delete",
       "rightsizingpolicies/status: patch",
       "rightsizings/status: patch",
       "rightsizings: get,list,watch,create,patch,delete",

@@ -107,6 +107,78 @@ describe("opting in with the napwake.dev/managed label", () => {
     );
   });
 
+  /**
+   * Waits until the garbage collector follows ManagedWorkloads, which it finds by discovery every 30 s after their
+   * CRD is installed: one owned by a ConfigMap is collected with it. Until then an orphaning delete would leave
+   * the ownerReference on a ManagedWorkload, and the collector delete it later as garbage.
+   */
+  const garbageCollectorSeesManagedWorkloads = async () => {
+    const owner = await clients.core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { generateName: "gc-probe-" } },
+    });
+    const name = owner.metadata?.name ?? "";
+    await clients.custom.createNamespacedCustomObject({
+      ...managedWorkloadApi,
+      namespace,
+      body: {
+        apiVersion: "napwake.dev/v1alpha1",
+        kind: "ManagedWorkload",
+        metadata: {
+          name,
+          ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name, uid: owner.metadata?.uid ?? "" }],
+        },
+        spec: { targetRef: { kind: "Deployment", name } },
+      },
+    });
+    await clients.core.deleteNamespacedConfigMap({ namespace, name });
+    await eventually(
+      "the garbage collector to collect a ManagedWorkload with its owner",
+      async () => ((await mws(namespace)).includes(name) ? undefined : true),
+      120_000,
+    );
+  };
+
+  it("owns its ManagedWorkload again once a workload deleted with --cascade=orphan is made again, and lets it go on opt-out", async () => {
+    const body = {
+      ...httpDeployment({ namespace, name: "remade", replicas: 1 }),
+      metadata: { namespace, name: "remade", labels: { [labels.managed]: "true" } },
+    };
+    const read = () =>
+      clients.custom
+        .getNamespacedCustomObject({ ...managedWorkloadApi, namespace, name: "remade.deployment" })
+        .then(
+          (o) => o as ManagedWorkload,
+          () => undefined,
+        );
+    await garbageCollectorSeesManagedWorkloads();
+    const first = await clients.apps.createNamespacedDeployment({ namespace, body });
+    await eventually("the ManagedWorkload, owned by the Deployment", async () =>
+      (await read())?.metadata.ownerReferences?.some((r) => r.uid === first.metadata?.uid) ? true : undefined,
+    );
+    // As to change a selector: the Deployment goes, what it owns stays, and the garbage collector takes the
+    // ownerReferences to it off them.
+    await clients.apps.deleteNamespacedDeployment({ namespace, name: "remade", propagationPolicy: "Orphan" });
+    await eventually("the Deployment gone, its ManagedWorkload left owned by nothing", async () => {
+      const gone = await clients.apps.readNamespacedDeployment({ namespace, name: "remade" }).then(
+        () => false,
+        () => true,
+      );
+      const left = await read();
+      return gone && left && (left.metadata.ownerReferences ?? []).length === 0 ? true : undefined;
+    });
+    const second = await clients.apps.createNamespacedDeployment({ namespace, body });
+    await eventually("the ManagedWorkload, owned by the Deployment made again", async () =>
+      (await read())?.metadata.ownerReferences?.some((r) => r.uid === second.metadata?.uid)
+        ? true
+        : undefined,
+    );
+    await clients.apps.patchNamespacedDeployment({ namespace, name: "remade", body: label(null) });
+    await eventually("the ManagedWorkload gone once the Deployment opts out", async () =>
+      (await read()) ? undefined : true,
+    );
+  });
+
   it("manages every workload of a labelled Namespace, and resumes a paused one before letting it go", {
     timeout: 300_000,
   }, async () => {
