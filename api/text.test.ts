@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { replicaCount } from "./text.ts";
+import { quotedValue, replicaCount } from "./text.ts";
 
 describe("replicaCount", () => {
   it.each([
@@ -10,5 +10,19 @@ describe("replicaCount", () => {
     { count: "2", text: "2 replicas" },
   ])("writes $count as $text", ({ count, text }) => {
     expect(replicaCount(count)).toBe(text);
+  });
+});
+
+describe("quotedValue", () => {
+  it.each([
+    { name: "quotes a short value whole", value: "three", want: '"three"' },
+    { name: "cuts a long one and says so", value: "x".repeat(70), want: `"${"x".repeat(64)}"…` },
+    {
+      name: "cuts between characters, never inside one",
+      value: "😀".repeat(65),
+      want: `"${"😀".repeat(64)}"…`,
+    },
+  ])("$name", ({ value, want }) => {
+    expect(quotedValue(value)).toBe(want);
   });
 });

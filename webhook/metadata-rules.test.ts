@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isRfc3339 } from "../api/meta.ts";
+import { quotedValue } from "../api/text.ts";
 import {
   type AnnotatedKind,
   annotationProblem,
@@ -53,7 +54,7 @@ describe("napwake annotation values", () => {
   ])("refuses %s=%j, naming the key, the value and the fix", (key, value, expected) => {
     const problem = annotationProblem(key, value, kindFor(key));
     expect(problem).toContain(key);
-    expect(problem).toContain(JSON.stringify(value));
+    expect(problem).toContain(quotedValue(value));
     expect(problem).toContain(expected);
     expect(problem).toContain("Fix:");
   });
@@ -262,6 +263,12 @@ describe("metadataProblems", () => {
     expect(metadataProblems({ labels: { [key]: "true" } })).toEqual([problem]);
     // Stored before (the webhook was down): not in the way of unrelated writes.
     expect(metadataProblems({ labels: { [key]: "true" } }, { labels: { [key]: "true" } })).toEqual([]);
+  });
+
+  it("quotes at most 64 characters of a bad value: an annotation may hold 256 KiB", () => {
+    const [problem] = metadataProblems({ annotations: { "napwake.dev/paused-from": "9".repeat(200_000) } });
+    expect(problem).toContain(`napwake.dev/paused-from="${"9".repeat(64)}"… is invalid`);
+    expect(problem?.length).toBeLessThan(400);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { annotations, group, labels } from "../api/keys.ts";
 import { CLOCK_SKEW_MS, farAhead, isPositiveReplicaCount, isRfc3339 } from "../api/meta.ts";
+import { quotedValue } from "../api/text.ts";
 
 /**
  * What a valid value of each `napwake.dev/` annotation and label looks like. A problem message names the
@@ -220,7 +221,7 @@ function labelOnTheWorkload(key: string): string {
 
 function invalid(key: string, value: string, rule: Rule): string {
   return (
-    `annotation ${key}=${JSON.stringify(value)} is invalid: it must be ${rule.expected}. ` +
+    `annotation ${key}=${quotedValue(value)} is invalid: it must be ${rule.expected}. ` +
     `Fix: set it to a value like "${rule.example}", or remove it.`
   );
 }

@@ -41,7 +41,7 @@ import {
   specDefaults,
 } from "../../api/managedworkload.ts";
 import { farAhead, maxReplicas, pausedFromOf, stampTimeOf, timeOf } from "../../api/meta.ts";
-import { replicaCount } from "../../api/text.ts";
+import { quotedValue, replicaCount } from "../../api/text.ts";
 import { type ClockOutcome, decideClock } from "./activity-clock.ts";
 import { cpuThresholdCores } from "./activity-rules.ts";
 import {
@@ -134,7 +134,7 @@ function forgettingUnreadableCount(target: TargetState, decision: Decision): Dec
   return {
     ...decision,
     writes: [...decision.writes, { kind: "forget-paused-from" }],
-    summary: `${decision.summary}; forgot ${annotations.pausedFrom}=${JSON.stringify(raw.slice(0, 64))}, no replica count`,
+    summary: `${decision.summary}; forgot ${annotations.pausedFrom}=${quotedValue(raw)}, no replica count`,
   };
 }
 
@@ -153,7 +153,7 @@ function atZeroWithoutPause(target: TargetState): { reason: string; message: str
   return {
     reason: "PausedFromInvalid",
     message:
-      `at zero with ${annotations.pausedFrom}=${JSON.stringify(raw.slice(0, 64))}, which is no replica count ` +
+      `at zero with ${annotations.pausedFrom}=${quotedValue(raw)}, which is no replica count ` +
       `(1 to ${maxReplicas}) Napwake could resume to; set it to the count to resume to, or scale the workload up`,
   };
 }
