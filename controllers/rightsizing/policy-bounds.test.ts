@@ -68,6 +68,12 @@ describe("a recommended value as status shows it", () => {
       shown: "400000n",
     },
     {
+      what: "brings a value kept from before the bounds changed within them, in nanocores",
+      value: 0.25,
+      range: { min: 0, max: 0.0005 },
+      shown: "500000n",
+    },
+    {
       what: "gives nanocores when no whole millicore fits between the bounds",
       value: 0.0015,
       range: { min: 0.0015, max: 0.0015 },
@@ -75,6 +81,10 @@ describe("a recommended value as status shows it", () => {
     },
   ])("$what", ({ value, range, shown }) => {
     expect(quantityWithin(value, range, "cores")).toBe(shown);
+  });
+
+  it("brings a memory value kept from before the bounds changed within them, in bytes", () => {
+    expect(quantityWithin(300 * 2 ** 20, { min: 1_000_100, max: 1_000_200 }, "bytes")).toBe("1000200");
   });
 
   it("shows a value that parses back within the bounds, for bounds across the decimal and binary units", () => {

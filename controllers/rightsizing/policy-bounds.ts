@@ -46,8 +46,8 @@ export function policyRanges(modes: Pick<ModeResolution, "cpu" | "memory">): Pol
 /**
  * A value within `range` as the quantity status shows: whole millicores, rounded to the nearest, or whole Mi,
  * rounded up (rounded down, memory could fall below the recommender's minimum or the usage an OOM kill showed
- * was needed), but never outside the range (a max of 1G is 953Mi, not the 954Mi above it); exact units when no
- * whole one above zero fits.
+ * was needed), but never outside the range (a max of 1G is 953Mi, not the 954Mi above it); exact units, of the
+ * value brought within the range, when no whole one above zero fits.
  */
 export function quantityWithin(value: number, range: Range, unit: "cores" | "bytes"): string {
   const [size, suffix] = unit === "cores" ? [1e-3, "m"] : [2 ** 20, "Mi"];
@@ -58,7 +58,9 @@ export function quantityWithin(value: number, range: Range, unit: "cores" | "byt
   if (inside(nearest)) return `${nearest}${suffix}`;
   const edge = nearest * size > range.max ? Math.floor(range.max / size) : Math.ceil(range.min / size);
   if (inside(edge)) return `${edge}${suffix}`;
-  return unit === "cores" ? `${Math.round(value * 1e9)}n` : `${Math.round(value)}`;
+  // A value kept from before the bounds changed (a failed run) is brought inside them here too.
+  const exact = Math.min(range.max, Math.max(range.min, value));
+  return unit === "cores" ? `${Math.round(exact * 1e9)}n` : `${Math.round(exact)}`;
 }
 
 /** Whether every value given lies within the ranges: CPU's bound the request, memory's the request and limit. */
