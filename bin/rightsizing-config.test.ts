@@ -14,7 +14,7 @@ describe("the rightsizing configuration file", () => {
   it("reads metric and label names, matchers, lookback, step and recommender parameters in people's units", () => {
     const c = parse(`
 promql:
-  metrics: { cpuUsage: node_container_cpu_seconds, memoryWorkingSet: container_mem_ws }
+  metrics: { cpuUsage: node_container_cpu_seconds, memoryWorkingSet: container_mem_ws, initRestarts: init_restarts }
   labels: { namespace: kube_namespace, pod: pod_name }
   cadvisorMatchers: ['job="kubelet"', 'metrics_path="/metrics/cadvisor"']
   scrapeInterval: 1m
@@ -31,6 +31,7 @@ recommender:
       cpuUsage: "node_container_cpu_seconds",
       memoryWorkingSet: "container_mem_ws",
       restarts: defaultUsageSourceConfig.promql.metrics.restarts,
+      initRestarts: "init_restarts",
     });
     expect(c.usage.promql.labels).toEqual({
       namespace: "kube_namespace",

@@ -7,7 +7,7 @@
  *
  *   promql:
  *     metrics: { cpuUsage: container_cpu_usage_seconds_total, memoryWorkingSet: ..., restarts: ...,
- *                deploymentReplicas: kube_deployment_spec_replicas, statefulSetReplicas: ... }
+ *                initRestarts: ..., deploymentReplicas: kube_deployment_spec_replicas, statefulSetReplicas: ... }
  *     labels: { namespace: namespace, pod: pod, container: container }
  *     cadvisorMatchers: ['job="kubelet"']
  *     kubeStateMatchers: []
@@ -69,7 +69,7 @@ function promql(value: unknown, where: string): PromQLConfig {
   const metrics = p.metrics === undefined ? {} : object(p.metrics, `${where}.metrics`);
   only(
     metrics,
-    ["cpuUsage", "memoryWorkingSet", "restarts", "deploymentReplicas", "statefulSetReplicas"],
+    ["cpuUsage", "memoryWorkingSet", "restarts", "initRestarts", "deploymentReplicas", "statefulSetReplicas"],
     `${where}.metrics`,
   );
   const labels = p.labels === undefined ? {} : object(p.labels, `${where}.labels`);

@@ -46,21 +46,28 @@ describe("usageQuery", () => {
       `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes{namespace="shop",${sel}}[5m]))`,
     ],
     [
-      "restarts: the counter's growth over exactly one step",
+      "restarts: the counter's growth over exactly one step, of containers and of init containers (native sidecars)",
       "restarts",
       one,
       defaultPromQLConfig,
-      `max by (namespace, pod, container) (kube_pod_container_status_restarts_total{namespace="shop",${sel}} - kube_pod_container_status_restarts_total{namespace="shop",${sel}} offset 5m > 0)`,
+      "max by (namespace, pod, container) (" +
+        `(kube_pod_container_status_restarts_total{namespace="shop",${sel}} - kube_pod_container_status_restarts_total{namespace="shop",${sel}} offset 5m > 0)` +
+        " or " +
+        `(kube_pod_init_container_status_restarts_total{namespace="shop",${sel}} - kube_pod_init_container_status_restarts_total{namespace="shop",${sel}} offset 5m > 0))`,
     ],
     [
-      "OOM kills from kube-state-metrics: a restart whose last termination was OOMKilled",
+      "OOM kills from kube-state-metrics: a restart whose last termination was OOMKilled, of containers and of init containers",
       "oom",
       one,
       defaultPromQLConfig,
-      "max by (namespace, pod, container) ((" +
+      "max by (namespace, pod, container) (((" +
         `kube_pod_container_status_restarts_total{namespace="shop",${sel}} - kube_pod_container_status_restarts_total{namespace="shop",${sel}} offset 5m > 0` +
         ") and on (namespace, pod, container) " +
-        `(kube_pod_container_status_last_terminated_reason{namespace="shop",${sel},reason="OOMKilled"} == 1))`,
+        `(kube_pod_container_status_last_terminated_reason{namespace="shop",${sel},reason="OOMKilled"} == 1))` +
+        " or ((" +
+        `kube_pod_init_container_status_restarts_total{namespace="shop",${sel}} - kube_pod_init_container_status_restarts_total{namespace="shop",${sel}} offset 5m > 0` +
+        ") and on (namespace, pod, container) " +
+        `(kube_pod_init_container_status_last_terminated_reason{namespace="shop",${sel},reason="OOMKilled"} == 1)))`,
     ],
     [
       "a batch of namespaces and workloads is one regex each",
@@ -88,7 +95,7 @@ describe("usageQuery", () => {
       "restarts",
       { namespaces: ["shop"], workloads: ["api"] },
       multiCluster,
-      'max by (exported_namespace, pod_name, container_name) (kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} - kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} offset 5m > 0)',
+      'max by (exported_namespace, pod_name, container_name) ((kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} - kube_pod_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} offset 5m > 0) or (kube_pod_init_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} - kube_pod_init_container_status_restarts_total{exported_namespace="shop",pod_name=~"(?:api-).+",container_name!="",container_name!="POD",cluster="eu-1",job="kube-state-metrics"} offset 5m > 0))',
     ],
   ])("%s", (_, metric, scope, config, expected) => {
     expect(usageQuery(metric, scope, 5 * MINUTE, config)).toBe(expected);

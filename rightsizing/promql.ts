@@ -9,8 +9,11 @@ export const usageMetrics: readonly UsageMetric[] = ["cpu", "memory", "oom", "re
 
 /** Where OOM kills come from. */
 export type OomSource =
-  /** kube-state-metrics: a restart while the last termination reason is OOMKilled. */
-  | { readonly kind: "last-terminated-reason"; readonly metric: string }
+  /**
+   * kube-state-metrics: a restart while the last termination reason is OOMKilled; `initMetric` is the same for
+   * init containers, as native sidecars (restartPolicy: Always) are reported.
+   */
+  | { readonly kind: "last-terminated-reason"; readonly metric: string; readonly initMetric: string }
   /** cAdvisor's counter of OOM events. */
   | { readonly kind: "oom-events"; readonly metric: string };
 
@@ -22,6 +25,8 @@ export type PromQLConfig = {
     readonly memoryWorkingSet: string;
     /** Counter of container restarts (kube-state-metrics). */
     readonly restarts: string;
+    /** The same for init containers: native sidecars' restarts are reported only there (kube-state-metrics). */
+    readonly initRestarts: string;
     /** Gauges of the replicas a Deployment and a StatefulSet ask for (kube-state-metrics). */
     readonly deploymentReplicas: string;
     readonly statefulSetReplicas: string;
@@ -43,9 +48,14 @@ export const defaultPromQLConfig: PromQLConfig = {
     cpuUsage: "container_cpu_usage_seconds_total",
     memoryWorkingSet: "container_memory_working_set_bytes",
     restarts: "kube_pod_container_status_restarts_total",
+    initRestarts: "kube_pod_init_container_status_restarts_total",
     deploymentReplicas: "kube_deployment_spec_replicas",
     statefulSetReplicas: "kube_statefulset_replicas",
-    oom: { kind: "last-terminated-reason", metric: "kube_pod_container_status_last_terminated_reason" },
+    oom: {
+      kind: "last-terminated-reason",
+      metric: "kube_pod_container_status_last_terminated_reason",
+      initMetric: "kube_pod_init_container_status_last_terminated_reason",
+    },
   },
   labels: { namespace: "namespace", pod: "pod", container: "container" },
   cadvisorMatchers: [],
@@ -157,8 +167,12 @@ export function usageQuery(
     case "memory":
       // The highest sample of each step, so a spike between two steps is not missed.
       return `${by} (max_over_time(${config.metrics.memoryWorkingSet}${usage}[${promDuration(stepMs)}]))`;
-    case "restarts":
-      return `${by} (${stepIncrease(`${config.metrics.restarts}${state}`, stepMs)})`;
+    case "restarts": {
+      // Plain init containers' restarts come too; only the containers a workload reads are kept.
+      const { restarts, initRestarts } = config.metrics;
+      const grew = (counter: string) => `(${stepIncrease(`${counter}${state}`, stepMs)})`;
+      return `${by} (${grew(restarts)} or ${grew(initRestarts)})`;
+    }
     case "oom":
       return oomQuery(scope, stepMs, config);
   }
@@ -171,12 +185,11 @@ function oomQuery(scope: QueryScope, stepMs: number, config: PromQLConfig): stri
     return `${by} (${stepIncrease(`${oom.metric}${selector(scope, config, config.cadvisorMatchers)}`, stepMs)})`;
   }
   const state = selector(scope, config, config.kubeStateMatchers);
-  const reason = `${oom.metric}${state.slice(0, -1)},reason="OOMKilled"}`;
   const { namespace, pod, container } = config.labels;
-  return (
-    `${by} ((${stepIncrease(`${config.metrics.restarts}${state}`, stepMs)}) ` +
-    `and on (${namespace}, ${pod}, ${container}) (${reason} == 1))`
-  );
+  const killed = (restarts: string, reasons: string) =>
+    `((${stepIncrease(`${restarts}${state}`, stepMs)}) ` +
+    `and on (${namespace}, ${pod}, ${container}) (${reasons}${state.slice(0, -1)},reason="OOMKilled"} == 1))`;
+  return `${by} (${killed(config.metrics.restarts, oom.metric)} or ${killed(config.metrics.initRestarts, oom.initMetric)})`;
 }
 
 export type TimeWindow = { readonly start: number; readonly end: number };
