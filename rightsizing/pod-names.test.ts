@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { podNameMatcher, podNamePrefix, podNameRegex } from "./pod-names.ts";
+import { podNameMatcher, podNamePrefix, podNameRegex, templateHashCutTo } from "./pod-names.ts";
 import { deploymentPodName } from "./testing.ts";
 
 const named = (length: number, letter = "a") => letter.repeat(length);
@@ -99,4 +99,50 @@ describe("the names of a workload's pods", () => {
       expect(podNameRegex("Deployment", named(length))).toMatch(/^[a-z0-9\-[\]{},|]+$/);
     }
   });
+});
+
+describe("templateHashCutTo", () => {
+  it.each([
+    {
+      what: "a Deployment whose pods keep six hash characters",
+      kind: "Deployment" as const,
+      length: 51,
+      want: null,
+    },
+    { what: "a Deployment whose pods keep five", kind: "Deployment" as const, length: 52, want: 5 },
+    { what: "a Deployment whose pods keep none", kind: "Deployment" as const, length: 60, want: 0 },
+    {
+      what: "a StatefulSet, whose pods are told by their ordinal",
+      kind: "StatefulSet" as const,
+      length: 60,
+      want: null,
+    },
+  ])("$what: $want", ({ kind, length, want }) => {
+    expect(templateHashCutTo(kind, named(length))).toBe(want);
+  });
+
+  // A Job's pods: generateName `<job>-` cut to 58 characters, then five random ones.
+  const jobPod = (job: string) => `${`${job}-`.slice(0, 58)}k2x9z`;
+  it.each([
+    { length: 55, job: "db" },
+    { length: 56, job: "backup" },
+    { length: 56, job: "5" },
+    { length: 57, job: "migrate" },
+  ])(
+    "names a Deployment of $length characters, whose pods the Job <name>-$job's pass for",
+    ({ length, job }) => {
+      const name = named(length);
+      expect(podNameMatcher("Deployment", name)(jobPod(`${name}-${job}`))).toBe(true);
+      expect(templateHashCutTo("Deployment", name)).not.toBeNull();
+    },
+  );
+
+  it.each(["db", "5", "backup", "migrate"])(
+    "leaves out one of 51, whose pods the Job <name>-%s's do not pass for",
+    (job) => {
+      const name = named(51);
+      expect(podNameMatcher("Deployment", name)(jobPod(`${name}-${job}`))).toBe(false);
+      expect(templateHashCutTo("Deployment", name)).toBeNull();
+    },
+  );
 });

@@ -59,6 +59,17 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
   return forms.join("|");
 }
 
+/**
+ * How many characters of their pod-template hash a Deployment's pods keep when the API server cut their names
+ * below the fewest an uncut hash is read with (a name over 51 characters), or null. Then the pods of another
+ * workload named `<name>-…` (a Job `<name>-migrate`) can have names its own could, and are counted with them.
+ */
+export function templateHashCutTo(kind: WorkloadKind, name: string): number | null {
+  if (kind !== "Deployment") return null;
+  const kept = Math.max(0, MAX_GENERATED_BASE - name.length - 1);
+  return kept < MIN_TEMPLATE_HASH ? kept : null;
+}
+
 /** Whether a pod name is one the workload's controller would give its pods. */
 export function podNameMatcher(kind: WorkloadKind, name: string): (pod: string) => boolean {
   const regex = new RegExp(`^(?:${podNameRegex(kind, name)})$`);

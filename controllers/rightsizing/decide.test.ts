@@ -304,6 +304,15 @@ describe("the rightsizing decision", () => {
     ).toBe("no usage read yet for app");
   });
 
+  it("says a Deployment's pods keep too little of their template hash to tell them from a Job named after it", () => {
+    const learned = { ...ran(t0, rec(0.25, 128)), podNamesCutTo: 2 };
+    expect(condition(step(undefined, learned).status, "RecommendationReady")?.message).toBe(
+      "1 container(s) have a recommendation (its pods' names keep 2 characters of their template hash, too few " +
+        "to tell them from the pods of a workload named after it, such as a Job <name>-migrate, whose usage may " +
+        "be counted as its own; a name of at most 51 characters tells them apart)",
+    );
+  });
+
   it("reports the source that decided each mode, and a tie between policies", () => {
     const tied: EffectiveMode = {
       mode: "audit",

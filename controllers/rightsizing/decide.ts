@@ -56,6 +56,11 @@ export type RunOutcome =
        * none of them (long names the API server cut alike).
        */
       readonly podNamesSharedWith?: readonly string[];
+      /**
+       * The pod-template hash characters a Deployment's pods keep, when too few to tell its pods from those of a
+       * workload named after it (see `templateHashCutTo`).
+       */
+      readonly podNamesCutTo?: number;
     }
   | { readonly ok: false; readonly atMs: number; readonly error: string };
 
@@ -437,14 +442,22 @@ function conditionsFor(input: RightsizingInput, containers: readonly ContainerRe
 
 // ---- helpers ----
 
-/** Why usage may be missing or stale: pods whose names another workload's could be are counted for neither. */
+/** Why usage may be missing, stale or another workload's too: pod names the API server cut short. */
 function sharedNote(run: RunOutcome | null): string {
-  const others = run?.ok ? run.podNamesSharedWith : undefined;
-  if (!others?.length) return "";
-  return (
-    ` (its pods' names could be those of ${others.join(", ")}: the API server cuts long names alike, ` +
-    "so their usage is counted for neither; a shorter name tells them apart)"
-  );
+  if (!run?.ok) return "";
+  const others = run.podNamesSharedWith;
+  const shared = others?.length
+    ? ` (its pods' names could be those of ${others.join(", ")}: the API server cuts long names alike, ` +
+      "so their usage is counted for neither; a shorter name tells them apart)"
+    : "";
+  const cut = run.podNamesCutTo;
+  const ambiguous =
+    cut === undefined
+      ? ""
+      : ` (its pods' names keep ${cut} characters of their template hash, too few to tell them from the pods of a ` +
+        "workload named after it, such as a Job <name>-migrate, whose usage may be counted as its own; a name of " +
+        "at most 51 characters tells them apart)";
+  return `${shared}${ambiguous}`;
 }
 
 function hours(ms: number): string {

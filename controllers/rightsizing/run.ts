@@ -14,6 +14,7 @@ import {
   recommend,
   serializeCheckpoint,
 } from "../../rightsizing/index.ts";
+import { templateHashCutTo } from "../../rightsizing/pod-names.ts";
 import type { PrometheusClient } from "../../rightsizing/prometheus-client.ts";
 import { alignDown } from "../../rightsizing/promql.ts";
 import {
@@ -142,12 +143,14 @@ export async function runRecommender(opts: {
       containers++;
     }
     const shared = sharedPodNames.get(workloadName(usageIdentity(w)));
+    const cut = templateHashCutTo(w.kind, w.name);
     memory.outcomes.set(workloadKey(w), {
       ok: true,
       atMs: nowMs,
       untilMs,
       containers: learned,
       ...(shared ? { podNamesSharedWith: shared } : {}),
+      ...(cut === null ? {} : { podNamesCutTo: cut }),
     });
   }
   return { ok: true, workloads: covered.length, containers, queries };
