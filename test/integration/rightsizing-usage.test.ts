@@ -178,6 +178,60 @@ describe("rightsizing usage from the local Prometheus", () => {
     }
   });
 
+  it("reads a native sidecar's OOM kill and restart, which kube-state-metrics reports as an init container's", async () => {
+    // edge-0's sidecar `proxy` (an init container with restartPolicy: Always) is OOM-killed once, two hours ago.
+    const from = end - 6 * hour;
+    const killedAt = Math.floor((end - 2 * hour) / step) * step;
+    const times: number[] = [];
+    for (let t = Math.floor(from / step) * step; t <= end; t += step) times.push(t);
+    const labels = `{namespace="${namespace}",pod="edge-0",container="proxy"}`;
+    const openMetrics = [
+      "# TYPE kube_pod_init_container_status_restarts_total counter",
+      ...times.map(
+        (t) => `kube_pod_init_container_status_restarts_total${labels} ${t >= killedAt ? 1 : 0} ${t / 1000}`,
+      ),
+      "# TYPE kube_pod_init_container_status_last_terminated_reason gauge",
+      ...times
+        .filter((t) => t >= killedAt)
+        .map(
+          (t) =>
+            `kube_pod_init_container_status_last_terminated_reason${labels.slice(0, -1)},reason="OOMKilled"} 1 ${t / 1000}`,
+        ),
+      "# EOF",
+      "",
+    ].join("\n");
+    await loadPrometheusHistory(clients.info.harnessUrl, openMetrics);
+    await loadPrometheusHistory(
+      clients.info.harnessUrl,
+      containerUsageOpenMetrics(
+        [
+          {
+            namespace,
+            pod: "edge-0",
+            container: "proxy",
+            cpuCores: () => 0.05,
+            memoryBytes: () => 128 * mib,
+          },
+        ],
+        { end, durationMs: 6 * hour, stepMs: step },
+      ),
+    );
+    const edge: UsageTarget = {
+      namespace,
+      workload: "edge",
+      kind: "StatefulSet",
+      containers: ["proxy"],
+      since: null,
+    };
+    const result = await fetchUsage(client(), [edge], Date.now(), config);
+    if (!result.ok) throw new Error(result.error.message);
+    const history = result.value.histories.get(
+      containerKey({ namespace, kind: "StatefulSet", workload: "edge" }, "proxy"),
+    );
+    expect(history?.ooms?.map((o) => o.t)).toEqual([killedAt]);
+    expect(history?.restarts?.map((r) => r.t)).toEqual([killedAt]);
+  });
+
   it("turns a Prometheus outage into an error value, not an empty or zero history", async () => {
     const down = prometheusClient({
       url: "http://127.0.0.1:9",
