@@ -1,3 +1,4 @@
+import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { type Attempt, describeApiError, type FailedRequest } from "./api-errors.ts";
 
@@ -81,5 +82,65 @@ describe("describeApiError", () => {
     ],
   ])("%s", (_, err, attempt, message) => {
     expect(describeApiError(err, attempt, server)).toBe(message);
+  });
+});
+
+describe("describeApiError, on answers and failures that are not the API's", () => {
+  const jsonError = () => {
+    try {
+      JSON.parse("<html><body>Please log in</body></html>");
+    } catch (e) {
+      return e as Error;
+    }
+    throw new Error("parsed");
+  };
+  it.each<[string, FailedRequest, string]>([
+    [
+      "a 503 with no body is named by its status, not by client-node's dump of the answer and its headers",
+      new ApiException(503, "Unknown API Status Code!", "", { "content-length": "0" }) as FailedRequest,
+      "could not list managedworkloads.napwake.dev across all namespaces: HTTP 503 Service Unavailable",
+    ],
+    [
+      "a proxy's HTML page is not printed",
+      new ApiException(
+        502,
+        "Unknown API Status Code!",
+        "<html>\n<title>502 Bad Gateway</title>\n</html>",
+        {},
+      ) as FailedRequest,
+      "could not list managedworkloads.napwake.dev across all namespaces: HTTP 502 Bad Gateway",
+    ],
+    [
+      "a plain-text body gives its first line",
+      new ApiException(
+        500,
+        "Unknown API Status Code!",
+        "upstream connect error\nreset reason: overflow",
+        {},
+      ) as FailedRequest,
+      "could not list managedworkloads.napwake.dev across all namespaces: upstream connect error (HTTP 500)",
+    ],
+    [
+      "a credential plugin that is not installed is no HTTP status and no unreachable server",
+      Object.assign(new Error("spawn gke-gcloud-auth-plugin ENOENT"), { code: "ENOENT" }),
+      "could not list managedworkloads.napwake.dev across all namespaces: spawn gke-gcloud-auth-plugin ENOENT",
+    ],
+    [
+      "a credential plugin that fails says why, on one line",
+      new Error("error: token expired, run gcloud auth login\n"),
+      "could not list managedworkloads.napwake.dev across all namespaces: error: token expired, run gcloud auth login",
+    ],
+    [
+      "an answer that is not JSON (a login page, a wrong server URL) is no unreachable server",
+      jsonError(),
+      `the server at ${server} did not answer as a Kubernetes API server (a proxy's or login page?): check the kubeconfig's server URL`,
+    ],
+    [
+      "a server that never answers is unreachable, by undici's code",
+      { message: "fetch failed", cause: { code: "UND_ERR_HEADERS_TIMEOUT" } },
+      `cannot reach the API server at ${server}: UND_ERR_HEADERS_TIMEOUT (fetch failed)`,
+    ],
+  ])("%s", (_, err, message) => {
+    expect(describeApiError(err, listMw, server)).toBe(message);
   });
 });

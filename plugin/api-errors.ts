@@ -1,4 +1,5 @@
 /** What went wrong with a request to the API server, in words a person can act on. Pure. */
+import { STATUS_CODES } from "node:http";
 
 /** The request that failed: `kubectl auth can-i <verb> <resource> -n <namespace>` checks the same. */
 export interface Attempt {
@@ -9,12 +10,16 @@ export interface Attempt {
   name?: string;
 }
 
-/** The parts of an error from @kubernetes/client-node (ApiException) or from the network we look at. */
+/**
+ * The parts of an error we look at: from @kubernetes/client-node (ApiException: an HTTP status `code`), from the
+ * network (a string `code` or `cause.code`), from a kubeconfig's credential plugin, or from parsing an answer.
+ */
 export interface FailedRequest {
-  code?: number;
+  code?: number | string;
   body?: unknown;
   message: string;
-  cause?: { code?: string };
+  name?: string;
+  cause?: unknown;
 }
 
 /** Napwake's own resources: a 404 on one of them means its CRD is missing, not an object. */
@@ -44,26 +49,44 @@ export function describeApiError(err: FailedRequest, attempt: Attempt, server: s
         ? `the API server does not know ${attempt.resource}: is Napwake installed (its ${crd} CRD)?`
         : `${what} not found ${where}`;
     }
-    case undefined:
-      return `cannot reach the API server at ${server}: ${networkReason(err)}`;
-    default:
-      return `could not ${attempt.verb} ${what} ${where}: ${reason || err.message} (HTTP ${err.code})`;
   }
+  if (typeof err.code === "number") {
+    // Not client-node's message: it holds the whole answer, headers and all.
+    const named = `${err.code} ${STATUS_CODES[err.code] ?? ""}`.trim();
+    return `could not ${attempt.verb} ${what} ${where}: ${reason ? `${reason} (HTTP ${err.code})` : `HTTP ${named}`}`;
+  }
+  const network = networkCode(err);
+  if (network) return `cannot reach the API server at ${server}: ${network} (${firstLine(err.message)})`;
+  if (err.name === "SyntaxError") {
+    return `the server at ${server} did not answer as a Kubernetes API server (a proxy's or login page?): check the kubeconfig's server URL`;
+  }
+  // No answer to read: most often the kubeconfig's credential plugin (exec) failed, and says why.
+  return `could not ${attempt.verb} ${what} ${where}: ${firstLine(err.message)}`;
 }
 
+/** The `message` of a Kubernetes Status in the body, or the first line of a short plain-text body; else "". */
 function serverMessage(body: unknown): string {
   let parsed = body;
   if (typeof body === "string") {
     try {
       parsed = JSON.parse(body);
     } catch {
-      return body;
+      const text = firstLine(body);
+      return text.startsWith("<") ? "" : text;
     }
   }
   const message = (parsed as { message?: unknown } | null)?.message;
   return typeof message === "string" ? message : "";
 }
 
-function networkReason(err: FailedRequest): string {
-  return err.cause?.code ? `${err.cause.code} (${err.message})` : err.message;
+/** A failure to connect or to hear back: its system or undici code (ECONNREFUSED, ENOTFOUND, UND_ERR_*). */
+function networkCode(err: FailedRequest): string | undefined {
+  const cause = (err.cause as { code?: unknown } | undefined)?.code;
+  const code = typeof cause === "string" ? cause : typeof err.code === "string" ? err.code : undefined;
+  return code && code !== "ENOENT" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code) ? code : undefined;
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
