@@ -23,6 +23,7 @@ import {
   recommendationRows,
 } from "./recommendations.ts";
 import {
+  clusterNow,
   notFoundMessage,
   notManagedMessage,
   planRequest,
@@ -261,9 +262,10 @@ async function status(
 ): Promise<string> {
   const cluster = connect(command);
   const namespace = command.allNamespaces ? null : (command.namespace ?? cluster.namespace);
-  const mws = await listManagedWorkloads(cluster, namespace);
+  const { items: mws, date } = await listManagedWorkloadsWithDate(cluster, namespace);
   const targets = await listTargets(cluster, namespace, warn);
-  const rows = statusRows(mws, targets, now());
+  // Ages by the cluster's clock, as the operator measures idle time: a laptop's may be minutes off.
+  const rows = statusRows(mws, targets, clusterNow(date, now()));
   if (command.output === "json") return `${JSON.stringify(rows, null, 2)}\n`;
   if (!rows.length) {
     warn(noRowsMessage(namespace));

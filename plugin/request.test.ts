@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ManagedWorkload } from "../api/managedworkload.ts";
 import type { Action } from "./args.ts";
 import {
+  clusterNow,
   notFoundMessage,
   notManagedMessage,
   planRequest,
@@ -39,6 +40,20 @@ const unmanaged = mw({
       },
     ],
   },
+});
+
+describe("clusterNow", () => {
+  it.each([
+    {
+      name: "is the API server's Date when it sent one",
+      date: "Wed, 02 Dec 2026 10:00:00 GMT",
+      want: Date.parse("2026-12-02T10:00:00Z"),
+    },
+    { name: "is the local clock without one", date: undefined, want: 5 },
+    { name: "is the local clock when the Date cannot be read", date: "soon", want: 5 },
+  ])("$name", ({ date, want }) => {
+    expect(clusterNow(date, 5)).toBe(want);
+  });
 });
 
 describe("requestTime", () => {

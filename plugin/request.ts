@@ -62,12 +62,21 @@ export function requestTime(
   mw: ManagedWorkload,
 ): RequestTime {
   const serverMs = Date.parse(serverDate ?? "");
-  const clusterNowMs = Number.isNaN(serverMs) ? localNowMs : serverMs;
+  const clusterNowMs = clusterNow(serverDate, localNowMs);
   const after = [otherRequestMs(action, mw), ...lastPauseOrWakeMs(mw)].filter(
     (ms): ms is number => ms !== null && !farAhead(ms, clusterNowMs),
   );
   const stampMs = Math.max(stampNow(serverMs, localNowMs), ...after.map((ms) => ms + 1));
   return { stampMs, clusterNowMs };
+}
+
+/**
+ * Now on the cluster's clock, which the operator keeps its times by: the API server's `Date` header, or the local
+ * clock where there is none. A laptop's clock may be minutes off.
+ */
+export function clusterNow(serverDate: string | undefined, localNowMs: number): number {
+  const serverMs = Date.parse(serverDate ?? "");
+  return Number.isNaN(serverMs) ? localNowMs : serverMs;
 }
 
 /** When the workload was last paused or woken, as its status says: the Paused condition's flip, and pausedAt. */

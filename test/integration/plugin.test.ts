@@ -96,6 +96,20 @@ describe("the kubectl plugin on the real control plane", () => {
     expect(row).toMatch(/^web\.deployment\s+deployment\/web\s+Awake\s+\S+\s+3\s/);
   });
 
+  it("measures ages by the cluster's clock, not by a local clock two days ahead", async () => {
+    const twoDaysAhead = "data:text/javascript,const now=Date.now;Date.now=()=>now()+172800000;";
+    const status = await run(
+      process.execPath,
+      ["--import", twoDaysAhead, join(repoRoot, "plugin/main.ts"), "status", "-n", namespace, "-o", "json"],
+      { ...process.env, KUBECONFIG: clients.info.kubeconfig },
+    );
+    expect(status).toMatchObject({ code: 0 });
+    const rows = JSON.parse(status.stdout) as { name: string; idleForSeconds: number | null }[];
+    const web = rows.find((r) => r.name === "web.deployment");
+    expect(web?.idleForSeconds).toBeGreaterThanOrEqual(0);
+    expect(web?.idleForSeconds).toBeLessThan(12 * 3600);
+  });
+
   it("pauses and resumes through the controller, and status shows the held replicas", async () => {
     const pause = await plugin("pause", "deployment/web", "-n", namespace);
     expect(pause).toEqual({
