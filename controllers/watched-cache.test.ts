@@ -62,6 +62,20 @@ describe("a watched cache", () => {
     ]);
   });
 
+  it("tells of an unreadable object deleted, by name, so what its name blocked can go ahead", () => {
+    const { store, events, emit } = informerOf([]);
+    const gone: object[] = [];
+    const heard: string[] = [];
+    const cache = watchedCache(store, events, { unreadable });
+    cache.onLeftOutGone((meta) => gone.push(meta));
+    cache.onChange((o) => heard.push(o.metadata?.name ?? ""));
+    emit("update", specless);
+    emit("delete", specless);
+    emit("delete", good);
+    expect(gone).toEqual([{ name: "blank", namespace: "shop" }]);
+    expect(heard).toEqual(["web"]);
+  });
+
   it("reports a listener that throws, and still calls the others, so one bad object never ends the process", () => {
     const { store, events, emit } = informerOf([]);
     const { seen, log } = warnings();

@@ -15,6 +15,11 @@ export interface WatchedCache<T extends KubernetesObject> {
   onChange(listener: (obj: T) => void): () => void;
   /** Why the object of that name is left out of `cache` (it exists but cannot be read), or null. */
   leftOut(name: string, namespace?: string): string | null;
+  /**
+   * Adds a listener called with the name of an object left out of `cache` once it is deleted: what its name
+   * blocked (an opt-in refused while it held the name) can go ahead. Removed by the function returned.
+   */
+  onLeftOutGone(listener: (meta: { name: string; namespace: string }) => void): () => void;
 }
 
 /** What a cache reports: objects it leaves out, and listeners that threw. */
@@ -43,24 +48,39 @@ export function watchedCache<T extends KubernetesObject>(
   const unreadable = opts.unreadable ?? (() => null);
   const readable = (o: T | undefined): o is T => o !== undefined && unreadable(o) === null;
   const listeners: ((obj: T) => void)[] = [];
+  const goneListeners: ((meta: { name: string; namespace: string }) => void)[] = [];
+  const tell = <A>(to: readonly ((arg: A) => void)[], arg: A, obj: T, verb: Verb) => {
+    for (const listener of [...to]) {
+      try {
+        listener(arg);
+      } catch (err) {
+        opts.log?.warn({ object: nameOf(obj), verb, err: String(err) }, "a cache listener failed");
+      }
+    }
+  };
   for (const verb of ["add", "update", "delete"] as const) {
     events.on(verb, (o) => {
       const obj = o as T;
       const why = unreadable(obj);
-      if (why !== null) {
-        // Deleted, it is gone from the cache, so there is nothing left to say about it.
-        if (verb !== "delete") opts.log?.warn({ object: nameOf(obj), reason: why }, "left out of the cache");
-        return;
-      }
-      for (const listener of [...listeners]) {
-        try {
-          listener(obj);
-        } catch (err) {
-          opts.log?.warn({ object: nameOf(obj), verb, err: String(err) }, "a cache listener failed");
-        }
-      }
+      if (why === null) return tell(listeners, obj, obj, verb);
+      // Deleted, it is gone from the cache: nothing left to say about it, but what it blocked may go ahead.
+      if (verb !== "delete") opts.log?.warn({ object: nameOf(obj), reason: why }, "left out of the cache");
+      else
+        tell(
+          goneListeners,
+          { name: obj.metadata?.name ?? "", namespace: obj.metadata?.namespace ?? "" },
+          obj,
+          verb,
+        );
     });
   }
+  const removable = <L>(list: L[], listener: L) => {
+    list.push(listener);
+    return () => {
+      const at = list.indexOf(listener);
+      if (at >= 0) list.splice(at, 1);
+    };
+  };
   return {
     cache: {
       get: (name, namespace) => {
@@ -73,13 +93,8 @@ export function watchedCache<T extends KubernetesObject>(
       const o = inner.get(name, namespace);
       return o === undefined ? null : unreadable(o);
     },
-    onChange(listener) {
-      listeners.push(listener);
-      return () => {
-        const at = listeners.indexOf(listener);
-        if (at >= 0) listeners.splice(at, 1);
-      };
-    },
+    onChange: (listener) => removable(listeners, listener),
+    onLeftOutGone: (listener) => removable(goneListeners, listener),
   };
 }
 

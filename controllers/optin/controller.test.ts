@@ -21,6 +21,10 @@ function fakeCaches() {
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
+      onLeftOutGone: (listener: (o: unknown) => void) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
     };
   };
   return {
@@ -192,4 +196,49 @@ it.each([
   },
 ])("knows the workload opt-in would give the name $name", ({ name, want }) => {
   expect(namesakesOf(name, (kind) => (kind === "Deployment" ? ["web", long] : []))).toEqual(want);
+});
+
+it("tries opt-in again once an unreadable ManagedWorkload that held the workload's name is deleted", async () => {
+  const specless: Obj = {
+    apiVersion: "napwake.dev/v1alpha1",
+    kind: "ManagedWorkload",
+    metadata: { name: "web.deployment", namespace: "shop" },
+  };
+  let stored: Obj[] = [specless];
+  const callbacks = new Map<string, ((o: KubernetesObject) => void)[]>();
+  const creates: string[] = [];
+  const listed = (objects: () => Obj[]) => ({
+    list: (ns?: string) => objects().filter((o) => !ns || o.metadata?.namespace === ns),
+    get: (name: string, ns?: string) =>
+      objects().find((o) => o.metadata?.name === name && o.metadata?.namespace === ns),
+  });
+  const fixed = (objects: Obj[]) => ({ cache: listed(() => objects), onChange: () => () => undefined });
+  const optIn = startOptInController({
+    caches: {
+      deployments: fixed([deployment(2, { labels: { [labels.managed]: "true" } })]),
+      statefulSets: fixed([]),
+      namespaces: fixed([{ metadata: { name: "shop" } }]),
+      managedWorkloads: watchedCache(
+        listed(() => stored) as never,
+        { on: (verb, cb) => callbacks.set(verb, [...(callbacks.get(verb) ?? []), cb]) },
+        { unreadable: unreadableManagedWorkload as never },
+      ),
+    } as never,
+    custom: {
+      createNamespacedCustomObject: async () => {
+        creates.push(stored.length ? "refused" : "created");
+        if (stored.length) throw Object.assign(new Error("AlreadyExists"), { code: 409 });
+      },
+    } as never,
+    writes: {} as never,
+    events: { skip: async () => "sent" } as never,
+    clock: systemClock,
+    fieldManager: "napwake",
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+  });
+  await vi.waitFor(() => expect(creates).toEqual(["refused"]));
+  stored = [];
+  for (const cb of callbacks.get("delete") ?? []) cb(specless);
+  await vi.waitFor(() => expect(creates).toEqual(["refused", "created"]));
+  await optIn.stop();
 });

@@ -57,20 +57,24 @@ export function startOptInController(deps: OptInDeps): { stop(): Promise<void> }
   const key = (kind: TargetKind, ns: string, name: string) => `${kind}/${ns}/${name}`;
   const queueWorkload = (kind: TargetKind) => (o: KubernetesObject) =>
     queue.add(key(kind, o.metadata?.namespace ?? "", o.metadata?.name ?? ""), "change");
+  /** The workloads whose opt-in name a ManagedWorkload holds, refused while it held it for another. */
+  const queueNamesakes = ({ name, namespace }: { name: string; namespace: string }) => {
+    const namesOf = (kind: TargetKind) =>
+      (kind === "Deployment" ? caches.deployments.cache : caches.statefulSets.cache)
+        .list(namespace)
+        .map((o) => o.metadata?.name ?? "");
+    for (const namesake of namesakesOf(name, namesOf))
+      queue.add(key(namesake.kind, namespace, namesake.name), "change");
+  };
   const unsubscribe = [
     caches.deployments.onChange(queueWorkload("Deployment")),
     caches.statefulSets.onChange(queueWorkload("StatefulSet")),
     caches.managedWorkloads.onChange((mw) => {
       queue.add(key(mw.spec.targetRef.kind, mw.metadata.namespace, mw.spec.targetRef.name), "change");
-      // And the workload whose opt-in name it holds, refused while it held it for another.
-      const namesOf = (kind: TargetKind) =>
-        (kind === "Deployment" ? caches.deployments.cache : caches.statefulSets.cache)
-          .list(mw.metadata.namespace)
-          .map((o) => o.metadata?.name ?? "");
-      for (const namesake of namesakesOf(mw.metadata.name, namesOf)) {
-        queue.add(key(namesake.kind, mw.metadata.namespace, namesake.name), "change");
-      }
+      queueNamesakes(mw.metadata);
     }),
+    // One that could not be read held its name too; deleted, the workload refused for it may opt in.
+    caches.managedWorkloads.onLeftOutGone(queueNamesakes),
     caches.namespaces.onChange((ns) => {
       const name = ns.metadata?.name ?? "";
       for (const d of caches.deployments.cache.list(name)) queueWorkload("Deployment")(d);
