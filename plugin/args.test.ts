@@ -29,6 +29,10 @@ describe("parseCommand", () => {
     [["recommendations", "-A=true"], { kind: "recommendations", allNamespaces: true }],
     [["recommendations", "-A=1"], { kind: "recommendations", allNamespaces: true }],
     [["status", "--all-namespaces=F"], { kind: "status", allNamespaces: false }],
+    // The last one given wins, as with kubectl.
+    [["status", "-A", "-A=false"], { kind: "status", allNamespaces: false }],
+    [["status", "--all-namespaces", "-A=0"], { kind: "status", allNamespaces: false }],
+    [["status", "-A=false", "-A"], { kind: "status", allNamespaces: true }],
   ])("reads %j", (argv, expected) => {
     expect(parseCommand(argv)).toMatchObject(expected);
   });
@@ -65,6 +69,7 @@ describe("parseCommand", () => {
     [["recommendations", "-A", "-n", "shop"], "use either -n <namespace> or -A, not both"],
     [["recommendations", "web", "api"], "recommendations takes at most one workload, got web api"],
     [["recommendations", "-o", "wide"], "Unknown option '-o'"],
+    [["status", "-A=yes"], '-A takes true or false, got "yes"'],
   ])("refuses %j: %s", (argv, message) => {
     const command = parseCommand(argv);
     expect(command.kind).toBe("usage-error");

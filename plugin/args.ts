@@ -144,7 +144,9 @@ function usageError(message: string, text = usage): Command {
 }
 
 export function parseCommand(argv: readonly string[]): Command {
-  const [name, ...rest] = argv.flatMap(booleanEquals).flatMap(splitShortEquals);
+  const booleans = booleanValues(argv);
+  if ("error" in booleans) return usageError(booleans.error);
+  const [name, ...rest] = booleans.args.flatMap(splitShortEquals);
   if (name === undefined) return usageError("no command given");
   if (name === "-h" || name === "--help") return { kind: "help", text: usage };
   if (name === "help") {
@@ -248,15 +250,35 @@ function parseRecommendations(argv: string[]): Command {
   };
 }
 
+/** The boolean flags, each with its other spelling. */
+const booleanFlags: Record<string, string> = {
+  "-A": "--all-namespaces",
+  "--all-namespaces": "-A",
+  "-h": "--help",
+  "--help": "-h",
+};
+
 /**
  * kubectl accepts a boolean flag with a value, `-A=true` or `--all-namespaces=false` (as Go reads booleans: 1, t,
  * true, 0, f, false, in any case): parseArgs refuses the long form and reads the short one as -A and an argument
- * "true". True is the flag, false is no flag.
+ * "true". True is the flag; false is no flag, and the last one given wins, so `-A -A=false` is not all namespaces.
  */
-function booleanEquals(arg: string): string[] {
-  const match = /^(-A|--all-namespaces|-h|--help)=(1|t|true|0|f|false)$/i.exec(arg);
-  if (!match) return [arg];
-  return ["1", "t", "true"].includes(match[2]?.toLowerCase() ?? "") ? [match[1] ?? arg] : [];
+function booleanValues(argv: readonly string[]): { args: string[] } | { error: string } {
+  const args: string[] = [];
+  for (const arg of argv) {
+    const match = /^(-A|--all-namespaces|-h|--help)=(.*)$/.exec(arg);
+    if (!match) {
+      args.push(arg);
+      continue;
+    }
+    const [, flag = "", value = ""] = match;
+    if (/^(1|t|true)$/i.test(value)) args.push(flag);
+    else if (/^(0|f|false)$/i.test(value)) {
+      const spellings = [flag, booleanFlags[flag]];
+      for (let i = args.length - 1; i >= 0; i--) if (spellings.includes(args[i])) args.splice(i, 1);
+    } else return { error: `${flag} takes true or false, got ${JSON.stringify(value)}` };
+  }
+  return { args };
 }
 
 /** kubectl accepts `-n=shop`; parseArgs would read it as the namespace "=shop". */
