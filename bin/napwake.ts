@@ -53,7 +53,7 @@ const usage = `usage: napwake operator [flags]
   --kubeconfig FILE               outside a cluster: the kubeconfig to use
   --leader-elect                  only the holder of the Lease reconciles
   --lease-name NAME               default napwake-operator
-  --max-concurrent-reconciles N   default 8
+  --max-concurrent-reconciles N   default 8, at least 2 (one is kept for wakes)
   --check-interval DURATION       how often an awake workload's activity is measured (default 30s, 1s..1h)
   --paused-check-interval DUR     how often a paused workload is looked at (default 5m, 1s..1h)
   --prometheus-url URL            Prometheus-compatible API for activity queries, the activity history new

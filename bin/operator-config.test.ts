@@ -125,8 +125,9 @@ describe("parseOperatorConfig", () => {
   it.each([
     { args: ["--check-interval=5x"], message: /--check-interval: "5x" is not a duration/ },
     {
-      args: ["--max-concurrent-reconciles=0"],
-      message: /--max-concurrent-reconciles must be a whole number from 1 to 256/,
+      args: ["--max-concurrent-reconciles=1"],
+      message:
+        /--max-concurrent-reconciles must be a whole number from 2 to 256 \(one worker is kept for wakes/,
     },
     { args: ["--prometheus-url=prometheus:9090"], message: /--prometheus-url must be an http\(s\) URL/ },
     {

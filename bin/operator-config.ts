@@ -149,12 +149,12 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     if (value === "") throw new ConfigError(`--${name} must name ${what}; it is empty (an unset variable?)`);
     return value;
   };
-  const int = (name: string, min: number, max: number) => {
+  const int = (name: string, min: number, max: number, why = "") => {
     const raw = str(name) ?? "";
     // Decimal digits only: Number() would also take "", "0x24b3" or "1e3".
     const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
     if (!Number.isInteger(n) || n < min || n > max) {
-      throw new ConfigError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+      throw new ConfigError(`--${name} must be a whole number from ${min} to ${max}${why}, got "${raw}"`);
     }
     return n;
   };
@@ -296,7 +296,12 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     kubeconfig: path("kubeconfig", "a kubeconfig file"),
     leaderElect: values["leader-elect"] === true,
     leaseName: name("lease-name", dnsSubdomain, "a Lease name (a DNS subdomain) such as napwake-operator"),
-    maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 256),
+    maxConcurrentReconciles: int(
+      "max-concurrent-reconciles",
+      2,
+      256,
+      " (one worker is kept for wakes, so that a held request never waits behind a check)",
+    ),
     checkIntervalMs: duration("check-interval", { min: oneSecond, max: oneHour }),
     pausedCheckIntervalMs: duration("paused-check-interval", { min: oneSecond, max: oneHour }),
     shutdownDelayMs: duration("shutdown-delay", { max: maxShutdownDelay }),

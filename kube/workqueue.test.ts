@@ -74,7 +74,9 @@ function harness(opts: Partial<WorkQueueOptions> & { script?: Record<string, Ste
 describe("WorkQueue ordering", () => {
   it("a wake queued behind 5,000 periodic checks is the next item a free worker takes", async () => {
     const h = harness({ maxConcurrentReconciles: 8 });
-    for (let i = 0; i < 8; i++) h.queue.add(`ns/busy-${i}`, "change");
+    // Every worker busy: changes take the seven they may, a resume in progress the one kept for wakes.
+    for (let i = 0; i < 7; i++) h.queue.add(`ns/busy-${i}`, "change");
+    h.queue.add("ns/busy-7", "resume-in-progress");
     await settle();
     for (let i = 0; i < 5_000; i++) h.queue.add(`ns/periodic-${i}`, "periodic");
     h.queue.add("ns/woken", "wake");
@@ -92,6 +94,24 @@ describe("WorkQueue ordering", () => {
     h.queue.add("ns/woken", "wake");
     await settle();
     expect(h.running()).toContain("ns/woken");
+  });
+
+  it("a wake finds a free worker at once while changes (a new leader's sweep of every key) fill every other one", async () => {
+    const h = harness({ maxConcurrentReconciles: 4 });
+    for (let i = 0; i < 100; i++) h.queue.add(`ns/change-${i}`, "change");
+    for (let i = 0; i < 100; i++) h.queue.add(`ns/periodic-${i}`, "periodic");
+    await settle();
+    expect(h.running()).toHaveLength(3);
+    h.queue.add("ns/woken", "wake");
+    await settle();
+    expect(h.running()).toContain("ns/woken");
+  });
+
+  it("lets changes take every worker in a queue that keeps none for wakes", async () => {
+    const h = harness({ maxConcurrentReconciles: 4, keepOneForWakes: false });
+    for (let i = 0; i < 100; i++) h.queue.add(`ns/change-${i}`, "change");
+    await settle();
+    expect(h.running()).toHaveLength(4);
   });
 
   it.each([

@@ -145,8 +145,13 @@ export class RetryRateLimiter {
 
 export interface WorkQueueOptions {
   reconcile: Reconcile;
-  /** Workers; periodic checks may occupy at most N-1 of them so that a wake always finds one. Default 8. */
+  /**
+   * Workers; changes and periodic checks together may occupy at most N-1 of them so that a wake (or a resume in
+   * progress) always finds one. Default 8.
+   */
   maxConcurrentReconciles?: number;
+  /** Keep that one worker for wakes. Default true; false for a queue that is never told of one. */
+  keepOneForWakes?: boolean;
   /** Each reconcile's signal aborts after this long. Default 2 minutes. */
   reconcileTimeoutMs?: number;
   /**
@@ -175,7 +180,8 @@ export interface QueueStats {
 export class WorkQueue {
   readonly #reconcile: Reconcile;
   readonly #workers: number;
-  readonly #periodicWorkers: number;
+  /** Workers changes and periodic checks may occupy between them. */
+  readonly #backgroundWorkers: number;
   readonly #timeoutMs: number;
   readonly #clock: Clock;
   readonly #limiter: RetryRateLimiter;
@@ -191,7 +197,7 @@ export class WorkQueue {
   readonly #dirty = new Map<string, Priority>();
   readonly #delayed = new Map<string, Delayed>();
   readonly #inFlight = new Map<string, AbortController>();
-  #periodicInFlight = 0;
+  #backgroundInFlight = 0;
   #pumpScheduled = false;
   #shuttingDown = false;
   #idle: (() => void) | undefined;
@@ -199,7 +205,8 @@ export class WorkQueue {
   constructor(opts: WorkQueueOptions) {
     this.#reconcile = opts.reconcile;
     this.#workers = Math.max(1, Math.floor(opts.maxConcurrentReconciles ?? 8));
-    this.#periodicWorkers = this.#workers > 1 ? this.#workers - 1 : 1;
+    const keep = (opts.keepOneForWakes ?? true) && this.#workers > 1;
+    this.#backgroundWorkers = keep ? this.#workers - 1 : this.#workers;
     this.#timeoutMs = opts.reconcileTimeoutMs ?? 120_000;
     this.#clock = forDurations(opts.clock ?? systemClock);
     this.#limiter = new RetryRateLimiter(this.#clock, opts.rateLimiter);
@@ -314,7 +321,7 @@ export class WorkQueue {
     });
   }
 
-  /** Hands waiting keys to free workers, highest priority first, keeping one worker from periodic checks. */
+  /** Hands waiting keys to free workers, highest priority first, keeping one worker from changes and checks. */
   #pump(): void {
     while (!this.#shuttingDown && this.#processing.size < this.#workers) {
       const next = this.#next();
@@ -325,7 +332,7 @@ export class WorkQueue {
 
   #next(): { key: string; priority: Priority } | undefined {
     for (const priority of priorities) {
-      if (priority === "periodic" && this.#periodicInFlight >= this.#periodicWorkers) continue;
+      if (isBackground(priority) && this.#backgroundInFlight >= this.#backgroundWorkers) continue;
       const bucket = this.#bucket(priority);
       const key = bucket.values().next().value;
       if (key !== undefined) return { key, priority };
@@ -338,7 +345,7 @@ export class WorkQueue {
     this.#waiting.delete(key);
     this.#bucketDelete(priority, key);
     this.#processing.set(key, priority);
-    if (priority === "periodic") this.#periodicInFlight++;
+    if (isBackground(priority)) this.#backgroundInFlight++;
     if (waiting) this.#metrics?.waited?.(priority, this.#clock.now() - waiting.since);
     void this.#run(key, priority);
   }
@@ -394,7 +401,7 @@ export class WorkQueue {
 
   #finish(key: string, priority: Priority): void {
     this.#processing.delete(key);
-    if (priority === "periodic") this.#periodicInFlight--;
+    if (isBackground(priority)) this.#backgroundInFlight--;
     const dirty = this.#dirty.get(key);
     if (dirty) {
       this.#dirty.delete(key);
@@ -403,4 +410,9 @@ export class WorkQueue {
     if (this.#processing.size === 0) this.#idle?.();
     this.#schedulePump();
   }
+}
+
+/** Work that can wait behind a wake: a change seen by a watch, or a periodic check. */
+function isBackground(priority: Priority): boolean {
+  return priority === "change" || priority === "periodic";
 }

@@ -48,6 +48,7 @@ export interface OptInDeps {
 export function startOptInController(deps: OptInDeps): { stop(): Promise<void> } {
   const { caches } = deps;
   const queue = new WorkQueue({
+    keepOneForWakes: false, // only changes and checks: no wake to keep a worker for
     reconcile,
     clock: deps.clock,
     maxConcurrentReconciles: 2,

@@ -246,6 +246,7 @@ export function startRightsizingController(deps: RightsizingControllerDeps): Rig
   }
 
   const queue = new WorkQueue({
+    keepOneForWakes: false, // only changes and checks: no wake to keep a worker for
     reconcile,
     clock: deps.clock,
     ...(deps.queueMetrics ? { metrics: deps.queueMetrics } : {}),
