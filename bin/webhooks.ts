@@ -9,7 +9,6 @@ import {
   CoreV1Api,
   type KubeConfig,
   type KubernetesObject,
-  makeInformer,
 } from "@kubernetes/client-node";
 import {
   type CaBundleSource,
@@ -22,7 +21,7 @@ import { createCertificateManager, kubeSecretStore } from "../certs/manager.ts";
 import { serviceDnsNames } from "../certs/rotation.ts";
 import type { ServingCertificates } from "../certs/serving-tls.ts";
 import type { Clock } from "../kube/clock.ts";
-import { type KeptInformer, keepInformer } from "../kube/informer.ts";
+import { closableInformer, type KeptInformer, keepInformer } from "../kube/informer.ts";
 import type { NapwakeMetrics } from "../kube/metrics.ts";
 import { fileCertificateSource } from "../webhook/file-certificates.ts";
 import { napwakeWebhooks } from "../webhook/registry.ts";
@@ -150,7 +149,7 @@ function watchConfigurations(kc: KubeConfig, configuration: string, onChange: ()
   const kept: KeptInformer<KubernetesObject>[] = [];
   for (const [plural, list] of Object.entries(lists)) {
     const path = `/apis/admissionregistration.k8s.io/v1/${plural}?fieldSelector=${encodeURIComponent(fieldSelector)}`;
-    void keepInformer(makeInformer<KubernetesObject>(kc, path, list as never), {
+    void keepInformer(closableInformer<KubernetesObject>(kc, path, list as never), {
       onChange,
       onError: (err) =>
         log.warn({ plural, err: String(err) }, "webhooks: cannot watch our configuration; retrying"),

@@ -9,7 +9,6 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   type KubernetesObject,
-  makeInformer,
   type V1Deployment,
   type V1Namespace,
   type V1StatefulSet,
@@ -24,7 +23,7 @@ import {
 import { type Rightsizing, rightsizingCrd } from "../api/rightsizing.ts";
 import { type RightsizingPolicy, rightsizingPolicyPlural } from "../api/rightsizingpolicy.ts";
 import { httpCode } from "../kube/errors.ts";
-import { type KeptInformer, keepInformer } from "../kube/informer.ts";
+import { closableInformer, type KeptInformer, keepInformer } from "../kube/informer.ts";
 import { scaledObjectApiVersion } from "./managedworkload/autoscalers.ts";
 import { optionalCache } from "./optional-cache.ts";
 import { type CacheEvents, type WatchedCache, watchedCache } from "./watched-cache.ts";
@@ -65,7 +64,7 @@ export async function startCaches(
     list: () => Promise<unknown>,
     opts: { optional?: boolean; unreadable?: (obj: T) => string | null } = {},
   ): Promise<WatchedCache<T>> {
-    const informer = await keepInformer(makeInformer<T>(kc, path, list as never), {
+    const informer = await keepInformer(closableInformer<T>(kc, path, list as never), {
       onChange: () => undefined,
       // A resource that may not be served yet fails its first list, so optionalCache tries it again later; once
       // started, a CRD deleted and created again is picked up by this informer's own restarts.

@@ -1,6 +1,6 @@
-import { type KubernetesObject, ListWatch } from "@kubernetes/client-node";
+import { KubeConfig, type KubernetesObject, ListWatch } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { HEALTHY_AFTER_MS, keepInformer, MAX_RESTART_DELAY_MS } from "./informer.ts";
+import { closableInformer, HEALTHY_AFTER_MS, keepInformer, MAX_RESTART_DELAY_MS } from "./informer.ts";
 
 /** An informer whose starts fail as told, and which reports a broken watch when asked. */
 function fakeInformer(startResults: boolean[]) {
@@ -164,5 +164,28 @@ describe("keeping an informer running", () => {
     await kept.stop();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(informer.starts).toBe(1);
+  });
+});
+
+describe("closableInformer", () => {
+  it("opens no watch once stopped, though its client was waiting to reconnect one the server closed", async () => {
+    const dones: ((err: unknown) => void)[] = [];
+    const watch = {
+      watch: async (_path: string, _query: unknown, _callback: unknown, done: (err: unknown) => void) => {
+        dones.push(done);
+        return new AbortController();
+      },
+    };
+    const list = async () => ({ metadata: { resourceVersion: "1" }, items: [] });
+    const kept = await keepInformer(closableInformer(new KubeConfig(), "/api/v1/namespaces", list, watch));
+    expect(dones).toHaveLength(1);
+    dones[0]?.(null); // the server closes the watch: the client reconnects at once
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(dones).toHaveLength(2);
+    dones[1]?.(null); // closed again with no event between: the client waits 1 s before it reconnects
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await kept.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(dones).toHaveLength(2);
   });
 });

@@ -1,7 +1,45 @@
-import type { Informer, KubernetesObject, ObjectCache } from "@kubernetes/client-node";
+import {
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ListPromise,
+  ListWatch,
+  type ObjectCache,
+  Watch,
+} from "@kubernetes/client-node";
 import { type Clock, steadyClock } from "./clock.ts";
 
 export type CachedInformer<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
+
+/** What an informer watches with: client-node's Watch. */
+export type WatchLike = Pick<Watch, "watch">;
+
+/**
+ * An informer as client-node's `makeInformer` builds it, whose watch does not connect once `close()` came. The
+ * client reconnects a watch the server closed after a delay of its own, and does not ask after it whether it was
+ * stopped meanwhile: a stop in that delay would leave a watch running, feeding a cache nobody reads.
+ */
+export function closableInformer<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  list: ListPromise<T>,
+  watch: WatchLike = new Watch(kc),
+): CachedInformer<T> & { close(): void } {
+  let closed = false;
+  const gated: WatchLike = {
+    watch: (watchPath, query, callback, done) => {
+      if (!closed) return watch.watch(watchPath, query, callback, done);
+      const aborted = new AbortController();
+      aborted.abort();
+      return Promise.resolve(aborted);
+    },
+  };
+  return Object.assign(new ListWatch<T>(path, gated as Watch, list, false), {
+    close: () => {
+      closed = true;
+    },
+  });
+}
 
 export interface KeptInformer<T extends KubernetesObject> {
   cache: ObjectCache<T>;
@@ -28,10 +66,11 @@ export const HEALTHY_AFTER_MS = 60_000;
  * ManagedWorkload of a Namespace it did not see).
  *
  * Once stopped, nothing is told and nothing keeps running: a restart whose watch was still connecting when stop()
- * came is stopped again as soon as it connects (the client's stop() closes only a watch it already has).
+ * came is stopped again as soon as it connects (the client's stop() closes only a watch it already has), and an
+ * informer from closableInformer opens no watch its client was about to reconnect.
  */
 export async function keepInformer<T extends KubernetesObject>(
-  informer: Pick<CachedInformer<T>, "on" | "start" | "stop"> & ObjectCache<T>,
+  informer: Pick<CachedInformer<T>, "on" | "start" | "stop"> & ObjectCache<T> & { close?(): void },
   opts: {
     onChange?: () => void;
     restartDelayMs?: number;
@@ -121,6 +160,8 @@ export async function keepInformer<T extends KubernetesObject>(
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      // A watch the client is about to reconnect after its own delay is not opened (see closableInformer).
+      informer.close?.();
       await informer.stop();
     },
   };
