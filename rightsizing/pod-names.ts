@@ -51,8 +51,7 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
     forms.push(`${escapeRegex(base)}${HASH}{${MIN_TEMPLATE_HASH},${most}}-${RANDOM_SUFFIX}`);
   }
   if (hashRoom < MAX_TEMPLATE_HASH) {
-    // A hash too long for the room is cut, its dash with it: exactly the room's length of it is kept.
-    const kept = Math.max(0, hashRoom + 1);
+    const kept = cutHashKept(name);
     const hash = kept > 0 ? `${HASH}{${kept}}` : "";
     forms.push(`${escapeRegex(base.slice(0, MAX_GENERATED_BASE))}${hash}${RANDOM_SUFFIX}`);
   }
@@ -66,8 +65,16 @@ export function podNameRegex(kind: WorkloadKind, name: string): string {
  */
 export function templateHashCutTo(kind: WorkloadKind, name: string): number | null {
   if (kind !== "Deployment") return null;
-  const kept = Math.max(0, MAX_GENERATED_BASE - name.length - 1);
+  const kept = cutHashKept(name);
   return kept < MIN_TEMPLATE_HASH ? kept : null;
+}
+
+/**
+ * The characters of its pod-template hash a Deployment's pod keeps where the hash is too long for the room before
+ * the API server cuts the name: the hash is cut, its dash with it, so exactly the room's length of it is kept.
+ */
+function cutHashKept(name: string): number {
+  return Math.max(0, MAX_GENERATED_BASE - `${name}-`.length);
 }
 
 /** Whether a pod name is one the workload's controller would give its pods. */
